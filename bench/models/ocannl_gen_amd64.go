@@ -421,6 +421,11 @@ func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32)
+
 // ocannlMap11AVX512 runs a float32 pointwise kernel over 4 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
@@ -551,6 +556,11 @@ func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap38AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -581,6 +591,11 @@ func ocannlMap42AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32)
 
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap44AVX512(c *float32, x0 *float32)
+
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
@@ -606,6 +621,11 @@ func ocannlMap48AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32)
 
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap50AVX512(c *float32, x0 *float32)
+
 // ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -615,6 +635,11 @@ func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float32, x0 *float32)
 
 // ocannlMap54AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -791,6 +816,11 @@ func ocannlMap87AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap88AVX512(c *float32, x0 *float32)
 
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap89AVX512(c *float32, x0 *float32)
+
 // ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
@@ -800,6 +830,11 @@ func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *fl
 //
 //go:noescape
 func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
@@ -820,6 +855,11 @@ func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap97AVX512(c *float32, x0 *float32)
 
 // ocannlMap99AVX512 runs a float32 pointwise kernel over 256 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -1051,6 +1091,11 @@ func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap145AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap145AVX512(c *float32, x0 *float32)
+
 // ocannlMap147AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
@@ -1215,6 +1260,271 @@ func ocannlMap178AVX512(c *float32)
 //
 //go:noescape
 func ocannlMap179AVX512(c *float32, x0 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce5AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32)
+
+// ocannlReduce6AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32)
+
+// ocannlReduce8AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32)
+
+// ocannlReduce9AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32)
+
+// ocannlReduce11AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float32, x0 *float32)
+
+// ocannlReduce12AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float32, x0 *float32)
+
+// ocannlReduce13AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float32, x0 *float32)
+
+// ocannlReduce14AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float32, x0 *float32)
+
+// ocannlReduce15AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce16AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32)
+
+// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float32, x0 *float32)
+
+// ocannlReduce18AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce19AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce20AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float32, x0 *float32)
+
+// ocannlReduce21AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float32, x0 *float32)
+
+// ocannlReduce22AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce23AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce23AVX512(c *float32, x0 *float32)
+
+// ocannlReduce24AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce25AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce25AVX512(c *float32, x0 *float32)
+
+// ocannlReduce26AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce26AVX512(c *float32, x0 *float32)
+
+// ocannlReduce27AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce27AVX512(c *float32, x0 *float32)
+
+// ocannlReduce28AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce28AVX512(c *float32, x0 *float32)
+
+// ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+//
+//go:noescape
+func ocannlReduce29AVX512(c *float32, x0 *float32)
+
+// ocannlReduce30AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
+//
+//go:noescape
+func ocannlReduce30AVX512(c *float32, x0 *float32)
+
+// ocannlReduce31AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
+//
+//go:noescape
+func ocannlReduce31AVX512(c *float32, x0 *float32)
+
+// ocannlReduce32AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+//
+//go:noescape
+func ocannlReduce32AVX512(c *float32, x0 *float32)
+
+// ocannlReduce33AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+//
+//go:noescape
+func ocannlReduce33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce34AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+//
+//go:noescape
+func ocannlReduce34AVX512(c *float32, x0 *float32)
+
+// ocannlReduce35AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce35AVX512(c *float32, x0 *float32)
+
+// ocannlReduce36AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce37AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce38AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce38AVX512(c *float32, x0 *float32)
+
+// ocannlReduce39AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+//
+//go:noescape
+func ocannlReduce39AVX512(c *float32, x0 *float32)
+
+// ocannlReduce40AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce41AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce41AVX512(c *float32, x0 *float32)
+
+// ocannlReduce42AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce43AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+//
+//go:noescape
+func ocannlReduce43AVX512(c *float32, x0 *float32)
+
+// ocannlReduce44AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce44AVX512(c *float32, x0 *float32)
+
+// ocannlReduce45AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce45AVX512(c *float32, x0 *float32)
+
+// ocannlReduce46AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce46AVX512(c *float32, x0 *float32)
+
+// ocannlReduce47AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+//
+//go:noescape
+func ocannlReduce47AVX512(c *float32, x0 *float32)
+
+// ocannlReduce48AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce48AVX512(c *float32, x0 *float32)
+
+// ocannlReduce49AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce50AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce50AVX512(c *float32, x0 *float32)
+
+// ocannlReduce51AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce51AVX512(c *float32, x0 *float32)
+
+// ocannlReduce52AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce52AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

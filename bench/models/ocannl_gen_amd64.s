@@ -2926,37 +2926,21 @@ k1:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k1
-	VADDPS       (R8), Z0, Z0
 	VMOVUPS      Z0, (R8)
-	VADDPS       64(R8), Z1, Z1
 	VMOVUPS      Z1, 64(R8)
-	VADDPS       128(R8), Z2, Z2
 	VMOVUPS      Z2, 128(R8)
-	VADDPS       192(R8), Z3, Z3
 	VMOVUPS      Z3, 192(R8)
-	VADDPS       256(R8), Z4, Z4
 	VMOVUPS      Z4, 256(R8)
-	VADDPS       320(R8), Z5, Z5
 	VMOVUPS      Z5, 320(R8)
-	VADDPS       384(R8), Z6, Z6
 	VMOVUPS      Z6, 384(R8)
-	VADDPS       448(R8), Z7, Z7
 	VMOVUPS      Z7, 448(R8)
-	VADDPS       512(R8), Z8, Z8
 	VMOVUPS      Z8, 512(R8)
-	VADDPS       576(R8), Z9, Z9
 	VMOVUPS      Z9, 576(R8)
-	VADDPS       640(R8), Z10, Z10
 	VMOVUPS      Z10, 640(R8)
-	VADDPS       704(R8), Z11, Z11
 	VMOVUPS      Z11, 704(R8)
-	VADDPS       768(R8), Z12, Z12
 	VMOVUPS      Z12, 768(R8)
-	VADDPS       832(R8), Z13, Z13
 	VMOVUPS      Z13, 832(R8)
-	VADDPS       896(R8), Z14, Z14
 	VMOVUPS      Z14, 896(R8)
-	VADDPS       960(R8), Z15, Z15
 	VMOVUPS      Z15, 960(R8)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -3822,21 +3806,13 @@ k1:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k1
-	VADDPS       (R8), Z0, Z0
 	VMOVUPS      Z0, (R8)
-	VADDPS       64(R8), Z1, Z1
 	VMOVUPS      Z1, 64(R8)
-	VADDPS       128(R8), Z2, Z2
 	VMOVUPS      Z2, 128(R8)
-	VADDPS       192(R8), Z3, Z3
 	VMOVUPS      Z3, 192(R8)
-	VADDPS       256(R8), Z4, Z4
 	VMOVUPS      Z4, 256(R8)
-	VADDPS       320(R8), Z5, Z5
 	VMOVUPS      Z5, 320(R8)
-	VADDPS       384(R8), Z6, Z6
 	VMOVUPS      Z6, 384(R8)
-	VADDPS       448(R8), Z7, Z7
 	VMOVUPS      Z7, 448(R8)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -4488,37 +4464,21 @@ k1:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k1
-	VADDPS       (R8), Z0, Z0
 	VMOVUPS      Z0, (R8)
-	VADDPS       64(R8), Z1, Z1
 	VMOVUPS      Z1, 64(R8)
-	VADDPS       128(R8), Z2, Z2
 	VMOVUPS      Z2, 128(R8)
-	VADDPS       192(R8), Z3, Z3
 	VMOVUPS      Z3, 192(R8)
-	VADDPS       256(R8), Z4, Z4
 	VMOVUPS      Z4, 256(R8)
-	VADDPS       320(R8), Z5, Z5
 	VMOVUPS      Z5, 320(R8)
-	VADDPS       384(R8), Z6, Z6
 	VMOVUPS      Z6, 384(R8)
-	VADDPS       448(R8), Z7, Z7
 	VMOVUPS      Z7, 448(R8)
-	VADDPS       512(R8), Z8, Z8
 	VMOVUPS      Z8, 512(R8)
-	VADDPS       576(R8), Z9, Z9
 	VMOVUPS      Z9, 576(R8)
-	VADDPS       640(R8), Z10, Z10
 	VMOVUPS      Z10, 640(R8)
-	VADDPS       704(R8), Z11, Z11
 	VMOVUPS      Z11, 704(R8)
-	VADDPS       768(R8), Z12, Z12
 	VMOVUPS      Z12, 768(R8)
-	VADDPS       832(R8), Z13, Z13
 	VMOVUPS      Z13, 832(R8)
-	VADDPS       896(R8), Z14, Z14
 	VMOVUPS      Z14, 896(R8)
-	VADDPS       960(R8), Z15, Z15
 	VMOVUPS      Z15, 960(R8)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -5376,17 +5336,9 @@ k1:
 	ADDQ         $+40, BX
 	DECQ         R8
 	JNZ          k1
-	VMOVUPS.Z    (SI), K1, Z4
-	VADDPS       Z4, Z0, Z0
 	VMOVUPS      Z0, K1, (SI)
-	VMOVUPS.Z    40(SI), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 40(SI)
-	VMOVUPS.Z    80(SI), K1, Z0
-	VADDPS       Z0, Z2, Z2
 	VMOVUPS      Z2, K1, 80(SI)
-	VMOVUPS.Z    120(SI), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 120(SI)
 	LEAQ         10240(DX), BX
 	MOVQ         AX, SI
@@ -6941,61 +6893,33 @@ k3:
 	ADDQ         $+1536, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       1536(R9), Z2, Z2
 	VMOVUPS      Z2, 1536(R9)
-	VADDPS       1600(R9), Z3, Z3
 	VMOVUPS      Z3, 1600(R9)
-	VADDPS       3072(R9), Z4, Z4
 	VMOVUPS      Z4, 3072(R9)
-	VADDPS       3136(R9), Z5, Z5
 	VMOVUPS      Z5, 3136(R9)
-	VADDPS       4608(R9), Z6, Z6
 	VMOVUPS      Z6, 4608(R9)
-	VADDPS       4672(R9), Z7, Z7
 	VMOVUPS      Z7, 4672(R9)
-	VADDPS       6144(R9), Z8, Z8
 	VMOVUPS      Z8, 6144(R9)
-	VADDPS       6208(R9), Z9, Z9
 	VMOVUPS      Z9, 6208(R9)
-	VADDPS       7680(R9), Z10, Z10
 	VMOVUPS      Z10, 7680(R9)
-	VADDPS       7744(R9), Z11, Z11
 	VMOVUPS      Z11, 7744(R9)
-	VADDPS       9216(R9), Z12, Z12
 	VMOVUPS      Z12, 9216(R9)
-	VADDPS       9280(R9), Z13, Z13
 	VMOVUPS      Z13, 9280(R9)
-	VADDPS       10752(R9), Z14, Z14
 	VMOVUPS      Z14, 10752(R9)
-	VADDPS       10816(R9), Z15, Z15
 	VMOVUPS      Z15, 10816(R9)
-	VADDPS       12288(R9), Z16, Z16
 	VMOVUPS      Z16, 12288(R9)
-	VADDPS       12352(R9), Z17, Z17
 	VMOVUPS      Z17, 12352(R9)
-	VADDPS       13824(R9), Z18, Z18
 	VMOVUPS      Z18, 13824(R9)
-	VADDPS       13888(R9), Z19, Z19
 	VMOVUPS      Z19, 13888(R9)
-	VADDPS       15360(R9), Z20, Z20
 	VMOVUPS      Z20, 15360(R9)
-	VADDPS       15424(R9), Z21, Z21
 	VMOVUPS      Z21, 15424(R9)
-	VADDPS       16896(R9), Z22, Z22
 	VMOVUPS      Z22, 16896(R9)
-	VADDPS       16960(R9), Z23, Z23
 	VMOVUPS      Z23, 16960(R9)
-	VADDPS       18432(R9), Z24, Z24
 	VMOVUPS      Z24, 18432(R9)
-	VADDPS       18496(R9), Z25, Z25
 	VMOVUPS      Z25, 18496(R9)
-	VADDPS       19968(R9), Z26, Z26
 	VMOVUPS      Z26, 19968(R9)
-	VADDPS       20032(R9), Z27, Z27
 	VMOVUPS      Z27, 20032(R9)
 	ADDQ         $+56, R8
 	ADDQ         $+21504, R9
@@ -7031,21 +6955,13 @@ k4:
 	ADDQ         $+1536, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       1536(R9), Z2, Z2
 	VMOVUPS      Z2, 1536(R9)
-	VADDPS       1600(R9), Z3, Z3
 	VMOVUPS      Z3, 1600(R9)
-	VADDPS       3072(R9), Z4, Z4
 	VMOVUPS      Z4, 3072(R9)
-	VADDPS       3136(R9), Z5, Z5
 	VMOVUPS      Z5, 3136(R9)
-	VADDPS       4608(R9), Z6, Z6
 	VMOVUPS      Z6, 4608(R9)
-	VADDPS       4672(R9), Z7, Z7
 	VMOVUPS      Z7, 4672(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -8127,53 +8043,29 @@ k4:
 	ADDQ         $+256, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       128(R10), Z2, Z2
 	VMOVUPS      Z2, 128(R10)
-	VADDPS       192(R10), Z3, Z3
 	VMOVUPS      Z3, 192(R10)
-	VADDPS       6144(R10), Z4, Z4
 	VMOVUPS      Z4, 6144(R10)
-	VADDPS       6208(R10), Z5, Z5
 	VMOVUPS      Z5, 6208(R10)
-	VADDPS       6272(R10), Z6, Z6
 	VMOVUPS      Z6, 6272(R10)
-	VADDPS       6336(R10), Z7, Z7
 	VMOVUPS      Z7, 6336(R10)
-	VADDPS       12288(R10), Z8, Z8
 	VMOVUPS      Z8, 12288(R10)
-	VADDPS       12352(R10), Z9, Z9
 	VMOVUPS      Z9, 12352(R10)
-	VADDPS       12416(R10), Z10, Z10
 	VMOVUPS      Z10, 12416(R10)
-	VADDPS       12480(R10), Z11, Z11
 	VMOVUPS      Z11, 12480(R10)
-	VADDPS       18432(R10), Z12, Z12
 	VMOVUPS      Z12, 18432(R10)
-	VADDPS       18496(R10), Z13, Z13
 	VMOVUPS      Z13, 18496(R10)
-	VADDPS       18560(R10), Z14, Z14
 	VMOVUPS      Z14, 18560(R10)
-	VADDPS       18624(R10), Z15, Z15
 	VMOVUPS      Z15, 18624(R10)
-	VADDPS       24576(R10), Z16, Z16
 	VMOVUPS      Z16, 24576(R10)
-	VADDPS       24640(R10), Z17, Z17
 	VMOVUPS      Z17, 24640(R10)
-	VADDPS       24704(R10), Z18, Z18
 	VMOVUPS      Z18, 24704(R10)
-	VADDPS       24768(R10), Z19, Z19
 	VMOVUPS      Z19, 24768(R10)
-	VADDPS       30720(R10), Z20, Z20
 	VMOVUPS      Z20, 30720(R10)
-	VADDPS       30784(R10), Z21, Z21
 	VMOVUPS      Z21, 30784(R10)
-	VADDPS       30848(R10), Z22, Z22
 	VMOVUPS      Z22, 30848(R10)
-	VADDPS       30912(R10), Z23, Z23
 	VMOVUPS      Z23, 30912(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+36864, R10
@@ -10004,53 +9896,29 @@ k4:
 	ADDQ         $+256, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       128(R10), Z2, Z2
 	VMOVUPS      Z2, 128(R10)
-	VADDPS       192(R10), Z3, Z3
 	VMOVUPS      Z3, 192(R10)
-	VADDPS       1536(R10), Z4, Z4
 	VMOVUPS      Z4, 1536(R10)
-	VADDPS       1600(R10), Z5, Z5
 	VMOVUPS      Z5, 1600(R10)
-	VADDPS       1664(R10), Z6, Z6
 	VMOVUPS      Z6, 1664(R10)
-	VADDPS       1728(R10), Z7, Z7
 	VMOVUPS      Z7, 1728(R10)
-	VADDPS       3072(R10), Z8, Z8
 	VMOVUPS      Z8, 3072(R10)
-	VADDPS       3136(R10), Z9, Z9
 	VMOVUPS      Z9, 3136(R10)
-	VADDPS       3200(R10), Z10, Z10
 	VMOVUPS      Z10, 3200(R10)
-	VADDPS       3264(R10), Z11, Z11
 	VMOVUPS      Z11, 3264(R10)
-	VADDPS       4608(R10), Z12, Z12
 	VMOVUPS      Z12, 4608(R10)
-	VADDPS       4672(R10), Z13, Z13
 	VMOVUPS      Z13, 4672(R10)
-	VADDPS       4736(R10), Z14, Z14
 	VMOVUPS      Z14, 4736(R10)
-	VADDPS       4800(R10), Z15, Z15
 	VMOVUPS      Z15, 4800(R10)
-	VADDPS       6144(R10), Z16, Z16
 	VMOVUPS      Z16, 6144(R10)
-	VADDPS       6208(R10), Z17, Z17
 	VMOVUPS      Z17, 6208(R10)
-	VADDPS       6272(R10), Z18, Z18
 	VMOVUPS      Z18, 6272(R10)
-	VADDPS       6336(R10), Z19, Z19
 	VMOVUPS      Z19, 6336(R10)
-	VADDPS       7680(R10), Z20, Z20
 	VMOVUPS      Z20, 7680(R10)
-	VADDPS       7744(R10), Z21, Z21
 	VMOVUPS      Z21, 7744(R10)
-	VADDPS       7808(R10), Z22, Z22
 	VMOVUPS      Z22, 7808(R10)
-	VADDPS       7872(R10), Z23, Z23
 	VMOVUPS      Z23, 7872(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -13570,61 +13438,33 @@ k4:
 	ADDQ         $+128, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       1536(R10), Z2, Z2
 	VMOVUPS      Z2, 1536(R10)
-	VADDPS       1600(R10), Z3, Z3
 	VMOVUPS      Z3, 1600(R10)
-	VADDPS       3072(R10), Z4, Z4
 	VMOVUPS      Z4, 3072(R10)
-	VADDPS       3136(R10), Z5, Z5
 	VMOVUPS      Z5, 3136(R10)
-	VADDPS       4608(R10), Z6, Z6
 	VMOVUPS      Z6, 4608(R10)
-	VADDPS       4672(R10), Z7, Z7
 	VMOVUPS      Z7, 4672(R10)
-	VADDPS       6144(R10), Z8, Z8
 	VMOVUPS      Z8, 6144(R10)
-	VADDPS       6208(R10), Z9, Z9
 	VMOVUPS      Z9, 6208(R10)
-	VADDPS       7680(R10), Z10, Z10
 	VMOVUPS      Z10, 7680(R10)
-	VADDPS       7744(R10), Z11, Z11
 	VMOVUPS      Z11, 7744(R10)
-	VADDPS       9216(R10), Z12, Z12
 	VMOVUPS      Z12, 9216(R10)
-	VADDPS       9280(R10), Z13, Z13
 	VMOVUPS      Z13, 9280(R10)
-	VADDPS       10752(R10), Z14, Z14
 	VMOVUPS      Z14, 10752(R10)
-	VADDPS       10816(R10), Z15, Z15
 	VMOVUPS      Z15, 10816(R10)
-	VADDPS       12288(R10), Z16, Z16
 	VMOVUPS      Z16, 12288(R10)
-	VADDPS       12352(R10), Z17, Z17
 	VMOVUPS      Z17, 12352(R10)
-	VADDPS       13824(R10), Z18, Z18
 	VMOVUPS      Z18, 13824(R10)
-	VADDPS       13888(R10), Z19, Z19
 	VMOVUPS      Z19, 13888(R10)
-	VADDPS       15360(R10), Z20, Z20
 	VMOVUPS      Z20, 15360(R10)
-	VADDPS       15424(R10), Z21, Z21
 	VMOVUPS      Z21, 15424(R10)
-	VADDPS       16896(R10), Z22, Z22
 	VMOVUPS      Z22, 16896(R10)
-	VADDPS       16960(R10), Z23, Z23
 	VMOVUPS      Z23, 16960(R10)
-	VADDPS       18432(R10), Z24, Z24
 	VMOVUPS      Z24, 18432(R10)
-	VADDPS       18496(R10), Z25, Z25
 	VMOVUPS      Z25, 18496(R10)
-	VADDPS       19968(R10), Z26, Z26
 	VMOVUPS      Z26, 19968(R10)
-	VADDPS       20032(R10), Z27, Z27
 	VMOVUPS      Z27, 20032(R10)
 	ADDQ         $+56, R9
 	ADDQ         $+21504, R10
@@ -13670,29 +13510,17 @@ k5:
 	ADDQ         $+128, R8
 	DECQ         R11
 	JNZ          k5
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       1536(R10), Z2, Z2
 	VMOVUPS      Z2, 1536(R10)
-	VADDPS       1600(R10), Z3, Z3
 	VMOVUPS      Z3, 1600(R10)
-	VADDPS       3072(R10), Z4, Z4
 	VMOVUPS      Z4, 3072(R10)
-	VADDPS       3136(R10), Z5, Z5
 	VMOVUPS      Z5, 3136(R10)
-	VADDPS       4608(R10), Z6, Z6
 	VMOVUPS      Z6, 4608(R10)
-	VADDPS       4672(R10), Z7, Z7
 	VMOVUPS      Z7, 4672(R10)
-	VADDPS       6144(R10), Z8, Z8
 	VMOVUPS      Z8, 6144(R10)
-	VADDPS       6208(R10), Z9, Z9
 	VMOVUPS      Z9, 6208(R10)
-	VADDPS       7680(R10), Z10, Z10
 	VMOVUPS      Z10, 7680(R10)
-	VADDPS       7744(R10), Z11, Z11
 	VMOVUPS      Z11, 7744(R10)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -15232,53 +15060,29 @@ k3:
 	ADDQ         $+256, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       128(R9), Z2, Z2
 	VMOVUPS      Z2, 128(R9)
-	VADDPS       192(R9), Z3, Z3
 	VMOVUPS      Z3, 192(R9)
-	VADDPS       1536(R9), Z4, Z4
 	VMOVUPS      Z4, 1536(R9)
-	VADDPS       1600(R9), Z5, Z5
 	VMOVUPS      Z5, 1600(R9)
-	VADDPS       1664(R9), Z6, Z6
 	VMOVUPS      Z6, 1664(R9)
-	VADDPS       1728(R9), Z7, Z7
 	VMOVUPS      Z7, 1728(R9)
-	VADDPS       3072(R9), Z8, Z8
 	VMOVUPS      Z8, 3072(R9)
-	VADDPS       3136(R9), Z9, Z9
 	VMOVUPS      Z9, 3136(R9)
-	VADDPS       3200(R9), Z10, Z10
 	VMOVUPS      Z10, 3200(R9)
-	VADDPS       3264(R9), Z11, Z11
 	VMOVUPS      Z11, 3264(R9)
-	VADDPS       4608(R9), Z12, Z12
 	VMOVUPS      Z12, 4608(R9)
-	VADDPS       4672(R9), Z13, Z13
 	VMOVUPS      Z13, 4672(R9)
-	VADDPS       4736(R9), Z14, Z14
 	VMOVUPS      Z14, 4736(R9)
-	VADDPS       4800(R9), Z15, Z15
 	VMOVUPS      Z15, 4800(R9)
-	VADDPS       6144(R9), Z16, Z16
 	VMOVUPS      Z16, 6144(R9)
-	VADDPS       6208(R9), Z17, Z17
 	VMOVUPS      Z17, 6208(R9)
-	VADDPS       6272(R9), Z18, Z18
 	VMOVUPS      Z18, 6272(R9)
-	VADDPS       6336(R9), Z19, Z19
 	VMOVUPS      Z19, 6336(R9)
-	VADDPS       7680(R9), Z20, Z20
 	VMOVUPS      Z20, 7680(R9)
-	VADDPS       7744(R9), Z21, Z21
 	VMOVUPS      Z21, 7744(R9)
-	VADDPS       7808(R9), Z22, Z22
 	VMOVUPS      Z22, 7808(R9)
-	VADDPS       7872(R9), Z23, Z23
 	VMOVUPS      Z23, 7872(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+9216, R9
@@ -17017,61 +16821,33 @@ k3:
 	ADDQ         $+128, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       1024(R9), Z2, Z2
 	VMOVUPS      Z2, 1024(R9)
-	VADDPS       1088(R9), Z3, Z3
 	VMOVUPS      Z3, 1088(R9)
-	VADDPS       2048(R9), Z4, Z4
 	VMOVUPS      Z4, 2048(R9)
-	VADDPS       2112(R9), Z5, Z5
 	VMOVUPS      Z5, 2112(R9)
-	VADDPS       3072(R9), Z6, Z6
 	VMOVUPS      Z6, 3072(R9)
-	VADDPS       3136(R9), Z7, Z7
 	VMOVUPS      Z7, 3136(R9)
-	VADDPS       4096(R9), Z8, Z8
 	VMOVUPS      Z8, 4096(R9)
-	VADDPS       4160(R9), Z9, Z9
 	VMOVUPS      Z9, 4160(R9)
-	VADDPS       5120(R9), Z10, Z10
 	VMOVUPS      Z10, 5120(R9)
-	VADDPS       5184(R9), Z11, Z11
 	VMOVUPS      Z11, 5184(R9)
-	VADDPS       6144(R9), Z12, Z12
 	VMOVUPS      Z12, 6144(R9)
-	VADDPS       6208(R9), Z13, Z13
 	VMOVUPS      Z13, 6208(R9)
-	VADDPS       7168(R9), Z14, Z14
 	VMOVUPS      Z14, 7168(R9)
-	VADDPS       7232(R9), Z15, Z15
 	VMOVUPS      Z15, 7232(R9)
-	VADDPS       8192(R9), Z16, Z16
 	VMOVUPS      Z16, 8192(R9)
-	VADDPS       8256(R9), Z17, Z17
 	VMOVUPS      Z17, 8256(R9)
-	VADDPS       9216(R9), Z18, Z18
 	VMOVUPS      Z18, 9216(R9)
-	VADDPS       9280(R9), Z19, Z19
 	VMOVUPS      Z19, 9280(R9)
-	VADDPS       10240(R9), Z20, Z20
 	VMOVUPS      Z20, 10240(R9)
-	VADDPS       10304(R9), Z21, Z21
 	VMOVUPS      Z21, 10304(R9)
-	VADDPS       11264(R9), Z22, Z22
 	VMOVUPS      Z22, 11264(R9)
-	VADDPS       11328(R9), Z23, Z23
 	VMOVUPS      Z23, 11328(R9)
-	VADDPS       12288(R9), Z24, Z24
 	VMOVUPS      Z24, 12288(R9)
-	VADDPS       12352(R9), Z25, Z25
 	VMOVUPS      Z25, 12352(R9)
-	VADDPS       13312(R9), Z26, Z26
 	VMOVUPS      Z26, 13312(R9)
-	VADDPS       13376(R9), Z27, Z27
 	VMOVUPS      Z27, 13376(R9)
 	ADDQ         $+56, R8
 	ADDQ         $+14336, R9
@@ -17117,29 +16893,17 @@ k4:
 	ADDQ         $+128, DI
 	DECQ         R10
 	JNZ          k4
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       1024(R9), Z2, Z2
 	VMOVUPS      Z2, 1024(R9)
-	VADDPS       1088(R9), Z3, Z3
 	VMOVUPS      Z3, 1088(R9)
-	VADDPS       2048(R9), Z4, Z4
 	VMOVUPS      Z4, 2048(R9)
-	VADDPS       2112(R9), Z5, Z5
 	VMOVUPS      Z5, 2112(R9)
-	VADDPS       3072(R9), Z6, Z6
 	VMOVUPS      Z6, 3072(R9)
-	VADDPS       3136(R9), Z7, Z7
 	VMOVUPS      Z7, 3136(R9)
-	VADDPS       4096(R9), Z8, Z8
 	VMOVUPS      Z8, 4096(R9)
-	VADDPS       4160(R9), Z9, Z9
 	VMOVUPS      Z9, 4160(R9)
-	VADDPS       5120(R9), Z10, Z10
 	VMOVUPS      Z10, 5120(R9)
-	VADDPS       5184(R9), Z11, Z11
 	VMOVUPS      Z11, 5184(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -19199,45 +18963,25 @@ k2:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -22557,6 +22301,181 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap9AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap9AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap9AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap9AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap9AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap9AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap9AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap9AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap9AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap9AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap9AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap9AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap9AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap9AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap9AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap9AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap9AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap9AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap9AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap9AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap9AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
@@ -23182,6 +23101,187 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000400, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap37AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap37AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap37AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap37AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap37AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap37AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap37AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap37AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap37AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap37AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap37AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap37AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap37AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap37AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap37AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap37AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap37AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap37AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap37AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap37AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap37AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
@@ -23314,6 +23414,26 @@ e1:
 	VMOVUPS (CX), Z1
 	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap44AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -23464,6 +23584,26 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap50AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
@@ -23512,6 +23652,181 @@ row1:
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap53AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap53AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -24355,6 +24670,26 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap89AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-40
@@ -24419,6 +24754,184 @@ e2:
 	JNZ       row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000008, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+0(SB), Z2
+	VMAXPS       Z1, Z2, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+32(SB), Z2
+	VMINPS       Z1, Z2, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+64(SB), Z2
+	VMULPS       Z2, Z1, Z2
+	VRNDSCALEPS  $0x00, Z2, Z2
+	VBROADCASTSS ocannlMap92AVX512Consts<>+96(SB), Z3
+	VFNMADD231PS Z3, Z2, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+128(SB), Z3
+	VFNMADD231PS Z3, Z2, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+192(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+224(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+256(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+288(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+320(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+352(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+352(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+320(SB), Z1
+	VMULPS       Z1, Z2, Z1
+	VRNDSCALEPS  $0x01, Z1, Z1
+	VSUBPS       Z1, Z2, Z2
+	VBROADCASTSS ocannlMap92AVX512Consts<>+384(SB), Z4
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS ocannlMap92AVX512Consts<>+416(SB), Z4
+	VPADDD       Z4, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z3, Z3
+	VBROADCASTSS ocannlMap92AVX512Consts<>+384(SB), Z1
+	VADDPS       Z1, Z2, Z2
+	VBROADCASTSS ocannlMap92AVX512Consts<>+416(SB), Z1
+	VPADDD       Z1, Z2, Z2
+	VPSLLD       $0x17, Z2, Z2
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap92AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap92AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap92AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap92AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap92AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap92AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap92AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap92AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap92AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap92AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap92AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap92AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap92AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap92AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap92AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap92AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
@@ -24520,6 +25033,181 @@ e1:
 	JNZ     e1
 	VZEROUPPER
 	RET
+
+// func ocannlMap97AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap97AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap97AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap97AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap97AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap97AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap97AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap97AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap97AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap97AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap97AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap97AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap97AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap97AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap97AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap97AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap97AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap97AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap97AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap97AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap97AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap97AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -25708,6 +26396,181 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap145AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap145AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap145AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap145AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap145AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap145AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap145AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap145AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap145AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap145AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap145AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap145AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap145AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap145AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap145AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap145AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap145AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap145AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap145AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap145AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap145AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap145AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap147AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap147AVX512(SB), NOSPLIT, $0-32
@@ -26482,6 +27345,2545 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+16, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x0000000f, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-4096, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000320, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-51136, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000c80, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000027, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-10240, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+24(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+60(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z4, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z3, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 64(DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $-32640, DX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-65280, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+60(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000400, SI
+
+row1:
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (CX), K1, Z3
+	VMOVUPS.Z    (DX), K1, Z4
+	VMULPS       Z2, Z2, Z2
+	VDIVPS       Z2, Z4, Z2
+	VMULPS       Z0, Z2, Z2
+	VMULPS       Z2, Z3, Z2
+	VBLENDMPS    Z2, Z1, K1, Z5
+	VSHUFF64X2   $0x4e, Z5, Z5, Z2
+	VADDPS       Z2, Z5, Z2
+	VSHUFF64X2   $0xb1, Z2, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMILPS    $0x4e, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMILPS    $0xb1, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z2, Z3, Z2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+32(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000400, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+1024, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-262016, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce26AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000005, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1536, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1536, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce27AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    64(CX), Z1
+	VMOVUPS    128(CX), Z2
+	VMOVUPS    192(CX), Z3
+	ADDQ       $+256, CX
+	VMOVUPS    (CX), Z4
+	VMAXPS     Z4, Z0, Z5
+	VMAXPS     Z0, Z4, Z6
+	VCMPPS     $0x03, Z4, Z0, K1
+	VADDPS     Z4, Z0, Z4
+	VPANDD     Z6, Z5, Z0
+	VBLENDMPS  Z4, Z0, K1, Z0
+	VMOVUPS    64(CX), Z4
+	VMAXPS     Z4, Z1, Z5
+	VMAXPS     Z1, Z4, Z6
+	VCMPPS     $0x03, Z4, Z1, K1
+	VADDPS     Z4, Z1, Z4
+	VPANDD     Z6, Z5, Z1
+	VBLENDMPS  Z4, Z1, K1, Z1
+	VMOVUPS    128(CX), Z4
+	VMAXPS     Z4, Z2, Z5
+	VMAXPS     Z2, Z4, Z6
+	VCMPPS     $0x03, Z4, Z2, K1
+	VADDPS     Z4, Z2, Z4
+	VPANDD     Z6, Z5, Z2
+	VBLENDMPS  Z4, Z2, K1, Z2
+	VMOVUPS    192(CX), Z4
+	VMAXPS     Z4, Z3, Z5
+	VMAXPS     Z3, Z4, Z6
+	VCMPPS     $0x03, Z4, Z3, K1
+	VADDPS     Z4, Z3, Z4
+	VPANDD     Z6, Z5, Z3
+	VBLENDMPS  Z4, Z3, K1, Z3
+	ADDQ       $+256, CX
+	VMAXPS     Z1, Z0, Z4
+	VMAXPS     Z0, Z1, Z5
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z5, Z4, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMAXPS     Z3, Z2, Z0
+	VMAXPS     Z2, Z3, Z4
+	VCMPPS     $0x03, Z3, Z2, K1
+	VADDPS     Z3, Z2, Z2
+	VPANDD     Z4, Z0, Z0
+	VBLENDMPS  Z2, Z0, K1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $-512, CX
+	ADDQ       $+4, AX
+	ADDQ       $+512, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce28AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS    (CX), Z4
+	VMAXPS     Z4, Z0, Z5
+	VMAXPS     Z0, Z4, Z6
+	VCMPPS     $0x03, Z4, Z0, K1
+	VADDPS     Z4, Z0, Z4
+	VPANDD     Z6, Z5, Z0
+	VBLENDMPS  Z4, Z0, K1, Z0
+	VMOVUPS    64(CX), Z4
+	VMAXPS     Z4, Z1, Z5
+	VMAXPS     Z1, Z4, Z6
+	VCMPPS     $0x03, Z4, Z1, K1
+	VADDPS     Z4, Z1, Z4
+	VPANDD     Z6, Z5, Z1
+	VBLENDMPS  Z4, Z1, K1, Z1
+	VMOVUPS    128(CX), Z4
+	VMAXPS     Z4, Z2, Z5
+	VMAXPS     Z2, Z4, Z6
+	VCMPPS     $0x03, Z4, Z2, K1
+	VADDPS     Z4, Z2, Z4
+	VPANDD     Z6, Z5, Z2
+	VBLENDMPS  Z4, Z2, K1, Z2
+	VMOVUPS    192(CX), Z4
+	VMAXPS     Z4, Z3, Z5
+	VMAXPS     Z3, Z4, Z6
+	VCMPPS     $0x03, Z4, Z3, K1
+	VADDPS     Z4, Z3, Z4
+	VPANDD     Z6, Z5, Z3
+	VBLENDMPS  Z4, Z3, K1, Z3
+	ADDQ       $+256, CX
+	DECQ       BX
+	JNZ        grp2
+	VMAXPS     Z1, Z0, Z4
+	VMAXPS     Z0, Z1, Z5
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z5, Z4, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMAXPS     Z3, Z2, Z0
+	VMAXPS     Z2, Z3, Z4
+	VCMPPS     $0x03, Z3, Z2, K1
+	VADDPS     Z3, Z2, Z2
+	VPANDD     Z4, Z0, Z0
+	VBLENDMPS  Z2, Z0, K1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $-1024, CX
+	ADDQ       $+4, AX
+	ADDQ       $+1024, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x000001ff, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-131072, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+44(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z20, Z2, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z6
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z6, K1
+	VBLENDMPS    Z20, Z2, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z8
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z8, K1
+	VBLENDMPS    Z20, Z2, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z10
+	VMOVUPS      192(BX), Z20
+	VCMPPS       $0x04, Z0, Z10, K1
+	VBLENDMPS    Z20, Z2, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	MOVQ         $0x00000003, DI
+
+grp2:
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z12
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z12, K1
+	VBLENDMPS    Z20, Z2, K1, Z13
+	VMINPS       Z13, Z5, Z20
+	VMINPS       Z5, Z13, Z21
+	VCMPPS       $0x03, Z13, Z5, K1
+	VADDPS       Z13, Z5, Z22
+	VPORD        Z21, Z20, Z5
+	VBLENDMPS    Z22, Z5, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z14
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z14, K1
+	VBLENDMPS    Z20, Z2, K1, Z15
+	VMINPS       Z15, Z7, Z20
+	VMINPS       Z7, Z15, Z21
+	VCMPPS       $0x03, Z15, Z7, K1
+	VADDPS       Z15, Z7, Z22
+	VPORD        Z21, Z20, Z7
+	VBLENDMPS    Z22, Z7, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z16
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z16, K1
+	VBLENDMPS    Z20, Z2, K1, Z17
+	VMINPS       Z17, Z9, Z20
+	VMINPS       Z9, Z17, Z21
+	VCMPPS       $0x03, Z17, Z9, K1
+	VADDPS       Z17, Z9, Z22
+	VPORD        Z21, Z20, Z9
+	VBLENDMPS    Z22, Z9, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z18
+	VMOVUPS      192(BX), Z20
+	VCMPPS       $0x04, Z0, Z18, K1
+	VBLENDMPS    Z20, Z2, K1, Z19
+	VMINPS       Z19, Z11, Z20
+	VMINPS       Z11, Z19, Z21
+	VCMPPS       $0x03, Z19, Z11, K1
+	VADDPS       Z19, Z11, Z22
+	VPORD        Z21, Z20, Z11
+	VBLENDMPS    Z22, Z11, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	DECQ         DI
+	JNZ          grp2
+	VMINPS       Z7, Z5, Z3
+	VMINPS       Z5, Z7, Z21
+	VCMPPS       $0x03, Z7, Z5, K1
+	VADDPS       Z7, Z5, Z20
+	VPORD        Z21, Z3, Z3
+	VBLENDMPS    Z20, Z3, K1, Z3
+	VMINPS       Z11, Z9, Z20
+	VMINPS       Z9, Z11, Z22
+	VCMPPS       $0x03, Z11, Z9, K1
+	VADDPS       Z11, Z9, Z21
+	VPORD        Z22, Z20, Z20
+	VBLENDMPS    Z21, Z20, K1, Z20
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0x4e, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0xb1, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0x4e, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0xb1, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VMOVSS       X20, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $-1024, BX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000004, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+1024, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-130816, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce35AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000006, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+1536, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-196352, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+60(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z5
+	VDIVPS       Z5, Z4, Z4
+	VMULPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z1, Z1, Z6
+	VDIVPS       Z6, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPS       Z1, Z1, Z7
+	VDIVPS       Z7, Z6, Z6
+	VMULPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	MOVQ         $0x00000005, DI
+
+grp2:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      (DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z2, Z2
+	VMOVUPS      64(CX), Z6
+	VMOVUPS      64(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z3, Z3
+	VMOVUPS      128(CX), Z6
+	VMOVUPS      128(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z4, Z4
+	VMOVUPS      192(CX), Z6
+	VMOVUPS      192(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z5, Z5
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	DECQ         DI
+	JNZ          grp2
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z5, Z4, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $-1536, CX
+	ADDQ         $-1536, DX
+	ADDQ         $+4, AX
+	ADDQ         $+1536, CX
+	ADDQ         $+1536, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000006, BX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, SI
+
+row2:
+	VMOVUPS (CX), Z4
+	VMOVUPS (DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VMOVUPS 64(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VMOVUPS 128(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VMOVUPS 192(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+1536, CX
+	ADDQ    $+1536, DX
+	DECQ    SI
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-196352, CX
+	ADDQ    $-196352, DX
+	ADDQ    $+256, AX
+	DECQ    BX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce38AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000005, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1536, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1536, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce39AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000018, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+6144, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-786176, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+60(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000060, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z5
+	VDIVPS       Z5, Z4, Z4
+	VMULPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z1, Z1, Z6
+	VDIVPS       Z6, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPS       Z1, Z1, Z7
+	VDIVPS       Z7, Z6, Z6
+	VMULPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	VMOVUPS      (CX), Z6
+	VMOVUPS      (DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z2, Z2
+	VMOVUPS      64(CX), Z6
+	VMOVUPS      64(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z3, Z3
+	VMOVUPS      128(CX), Z6
+	VMOVUPS      128(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z4, Z4
+	VMOVUPS      192(CX), Z6
+	VMOVUPS      192(DX), Z7
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z7, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z6, Z1
+	VADDPS       Z1, Z5, Z5
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z5, Z4, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $-512, DX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	ADDQ         $+512, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce41AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+48(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVQ         $0x00000060, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z20, Z2, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z6
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z6, K1
+	VBLENDMPS    Z20, Z2, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z8
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z8, K1
+	VBLENDMPS    Z20, Z2, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z10
+	VMOVUPS      192(BX), Z20
+	VCMPPS       $0x04, Z0, Z10, K1
+	VBLENDMPS    Z20, Z2, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z12
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z12, K1
+	VBLENDMPS    Z20, Z2, K1, Z13
+	VMINPS       Z13, Z5, Z20
+	VMINPS       Z5, Z13, Z21
+	VCMPPS       $0x03, Z13, Z5, K1
+	VADDPS       Z13, Z5, Z22
+	VPORD        Z21, Z20, Z5
+	VBLENDMPS    Z22, Z5, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z14
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z14, K1
+	VBLENDMPS    Z20, Z2, K1, Z15
+	VMINPS       Z15, Z7, Z20
+	VMINPS       Z7, Z15, Z21
+	VCMPPS       $0x03, Z15, Z7, K1
+	VADDPS       Z15, Z7, Z22
+	VPORD        Z21, Z20, Z7
+	VBLENDMPS    Z22, Z7, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z16
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z16, K1
+	VBLENDMPS    Z20, Z2, K1, Z17
+	VMINPS       Z17, Z9, Z20
+	VMINPS       Z9, Z17, Z21
+	VCMPPS       $0x03, Z17, Z9, K1
+	VADDPS       Z17, Z9, Z22
+	VPORD        Z21, Z20, Z9
+	VBLENDMPS    Z22, Z9, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z18
+	VMOVUPS      192(BX), Z3
+	VCMPPS       $0x04, Z0, Z18, K1
+	VBLENDMPS    Z3, Z2, K1, Z19
+	VMINPS       Z19, Z11, Z3
+	VMINPS       Z11, Z19, Z20
+	VCMPPS       $0x03, Z19, Z11, K1
+	VADDPS       Z19, Z11, Z21
+	VPORD        Z20, Z3, Z11
+	VBLENDMPS    Z21, Z11, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	VMINPS       Z7, Z5, Z3
+	VMINPS       Z5, Z7, Z21
+	VCMPPS       $0x03, Z7, Z5, K1
+	VADDPS       Z7, Z5, Z20
+	VPORD        Z21, Z3, Z3
+	VBLENDMPS    Z20, Z3, K1, Z3
+	VMINPS       Z11, Z9, Z20
+	VMINPS       Z9, Z11, Z22
+	VCMPPS       $0x03, Z11, Z9, K1
+	VADDPS       Z11, Z9, Z21
+	VPORD        Z22, Z20, Z20
+	VBLENDMPS    Z21, Z20, K1, Z20
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0x4e, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0xb1, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0x4e, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0xb1, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VMOVSS       X20, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $-512, BX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000060, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000008, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+196608, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-1572608, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce44AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-16128, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce45AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce47AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000004, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1280, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce48AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+24(SB), Z2
+	VBROADCASTSS ocannlConst32<>+56(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce51AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000400, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-130944, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce52AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00001000, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-262080, CX
+	ADDQ    $+64, AX
 	VZEROUPPER
 	RET
 
@@ -31894,29 +35296,17 @@ k2:
 	ADDQ         $+128, R11
 	DECQ         R12
 	JNZ          k2
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       128(R9), Y2, Y2
 	VMOVUPS      Y2, 128(R9)
-	VADDPS       160(R9), Y3, Y3
 	VMOVUPS      Y3, 160(R9)
-	VADDPS       256(R9), Y4, Y4
 	VMOVUPS      Y4, 256(R9)
-	VADDPS       288(R9), Y5, Y5
 	VMOVUPS      Y5, 288(R9)
-	VADDPS       384(R9), Y6, Y6
 	VMOVUPS      Y6, 384(R9)
-	VADDPS       416(R9), Y7, Y7
 	VMOVUPS      Y7, 416(R9)
-	VADDPS       512(R9), Y8, Y8
 	VMOVUPS      Y8, 512(R9)
-	VADDPS       544(R9), Y9, Y9
 	VMOVUPS      Y9, 544(R9)
-	VADDPS       640(R9), Y10, Y10
 	VMOVUPS      Y10, 640(R9)
-	VADDPS       672(R9), Y11, Y11
 	VMOVUPS      Y11, 672(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+768, R9
@@ -31940,13 +35330,9 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       128(R9), Y2, Y2
 	VMOVUPS      Y2, 128(R9)
-	VADDPS       160(R9), Y3, Y3
 	VMOVUPS      Y3, 160(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -32876,21 +36262,13 @@ k2:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k2
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       128(R9), Y2, Y2
 	VMOVUPS      Y2, 128(R9)
-	VADDPS       160(R9), Y3, Y3
 	VMOVUPS      Y3, 160(R9)
-	VADDPS       256(R9), Y4, Y4
 	VMOVUPS      Y4, 256(R9)
-	VADDPS       288(R9), Y5, Y5
 	VMOVUPS      Y5, 288(R9)
-	VADDPS       384(R9), Y6, Y6
 	VMOVUPS      Y6, 384(R9)
-	VADDPS       416(R9), Y7, Y7
 	VMOVUPS      Y7, 416(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -33532,29 +36910,17 @@ k2:
 	ADDQ         $+128, R11
 	DECQ         R12
 	JNZ          k2
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       128(R9), Y2, Y2
 	VMOVUPS      Y2, 128(R9)
-	VADDPS       160(R9), Y3, Y3
 	VMOVUPS      Y3, 160(R9)
-	VADDPS       256(R9), Y4, Y4
 	VMOVUPS      Y4, 256(R9)
-	VADDPS       288(R9), Y5, Y5
 	VMOVUPS      Y5, 288(R9)
-	VADDPS       384(R9), Y6, Y6
 	VMOVUPS      Y6, 384(R9)
-	VADDPS       416(R9), Y7, Y7
 	VMOVUPS      Y7, 416(R9)
-	VADDPS       512(R9), Y8, Y8
 	VMOVUPS      Y8, 512(R9)
-	VADDPS       544(R9), Y9, Y9
 	VMOVUPS      Y9, 544(R9)
-	VADDPS       640(R9), Y10, Y10
 	VMOVUPS      Y10, 640(R9)
-	VADDPS       672(R9), Y11, Y11
 	VMOVUPS      Y11, 672(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+768, R9
@@ -33578,13 +36944,9 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       128(R9), Y2, Y2
 	VMOVUPS      Y2, 128(R9)
-	VADDPS       160(R9), Y3, Y3
 	VMOVUPS      Y3, 160(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -34511,25 +37873,13 @@ k1:
 	ADDQ         $+40, BX
 	DECQ         R8
 	JNZ          k1
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VMASKMOVPS   32(SI), Y8, Y0
-	VADDPS       Y0, Y1, Y1
 	VMASKMOVPS   Y1, Y8, 32(SI)
-	VADDPS       40(SI), Y2, Y2
 	VMOVUPS      Y2, 40(SI)
-	VMASKMOVPS   72(SI), Y8, Y0
-	VADDPS       Y0, Y3, Y3
 	VMASKMOVPS   Y3, Y8, 72(SI)
-	VADDPS       80(SI), Y4, Y4
 	VMOVUPS      Y4, 80(SI)
-	VMASKMOVPS   112(SI), Y8, Y0
-	VADDPS       Y0, Y5, Y5
 	VMASKMOVPS   Y5, Y8, 112(SI)
-	VADDPS       120(SI), Y6, Y6
 	VMOVUPS      Y6, 120(SI)
-	VMASKMOVPS   152(SI), Y8, Y0
-	VADDPS       Y0, Y7, Y7
 	VMASKMOVPS   Y7, Y8, 152(SI)
 	LEAQ         10240(DX), BX
 	MOVQ         AX, SI
@@ -36340,29 +39690,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
-	VADDPS       3072(R10), Y4, Y4
 	VMOVUPS      Y4, 3072(R10)
-	VADDPS       3104(R10), Y5, Y5
 	VMOVUPS      Y5, 3104(R10)
-	VADDPS       4608(R10), Y6, Y6
 	VMOVUPS      Y6, 4608(R10)
-	VADDPS       4640(R10), Y7, Y7
 	VMOVUPS      Y7, 4640(R10)
-	VADDPS       6144(R10), Y8, Y8
 	VMOVUPS      Y8, 6144(R10)
-	VADDPS       6176(R10), Y9, Y9
 	VMOVUPS      Y9, 6176(R10)
-	VADDPS       7680(R10), Y10, Y10
 	VMOVUPS      Y10, 7680(R10)
-	VADDPS       7712(R10), Y11, Y11
 	VMOVUPS      Y11, 7712(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -36388,13 +39726,9 @@ k5:
 	ADDQ         $+64, R8
 	DECQ         R11
 	JNZ          k5
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -36965,29 +40299,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       6144(R10), Y2, Y2
 	VMOVUPS      Y2, 6144(R10)
-	VADDPS       6176(R10), Y3, Y3
 	VMOVUPS      Y3, 6176(R10)
-	VADDPS       12288(R10), Y4, Y4
 	VMOVUPS      Y4, 12288(R10)
-	VADDPS       12320(R10), Y5, Y5
 	VMOVUPS      Y5, 12320(R10)
-	VADDPS       18432(R10), Y6, Y6
 	VMOVUPS      Y6, 18432(R10)
-	VADDPS       18464(R10), Y7, Y7
 	VMOVUPS      Y7, 18464(R10)
-	VADDPS       24576(R10), Y8, Y8
 	VMOVUPS      Y8, 24576(R10)
-	VADDPS       24608(R10), Y9, Y9
 	VMOVUPS      Y9, 24608(R10)
-	VADDPS       30720(R10), Y10, Y10
 	VMOVUPS      Y10, 30720(R10)
-	VADDPS       30752(R10), Y11, Y11
 	VMOVUPS      Y11, 30752(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+36864, R10
@@ -37635,29 +40957,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
-	VADDPS       3072(R10), Y4, Y4
 	VMOVUPS      Y4, 3072(R10)
-	VADDPS       3104(R10), Y5, Y5
 	VMOVUPS      Y5, 3104(R10)
-	VADDPS       4608(R10), Y6, Y6
 	VMOVUPS      Y6, 4608(R10)
-	VADDPS       4640(R10), Y7, Y7
 	VMOVUPS      Y7, 4640(R10)
-	VADDPS       6144(R10), Y8, Y8
 	VMOVUPS      Y8, 6144(R10)
-	VADDPS       6176(R10), Y9, Y9
 	VMOVUPS      Y9, 6176(R10)
-	VADDPS       7680(R10), Y10, Y10
 	VMOVUPS      Y10, 7680(R10)
-	VADDPS       7712(R10), Y11, Y11
 	VMOVUPS      Y11, 7712(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -38773,29 +42083,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
-	VADDPS       3072(R10), Y4, Y4
 	VMOVUPS      Y4, 3072(R10)
-	VADDPS       3104(R10), Y5, Y5
 	VMOVUPS      Y5, 3104(R10)
-	VADDPS       4608(R10), Y6, Y6
 	VMOVUPS      Y6, 4608(R10)
-	VADDPS       4640(R10), Y7, Y7
 	VMOVUPS      Y7, 4640(R10)
-	VADDPS       6144(R10), Y8, Y8
 	VMOVUPS      Y8, 6144(R10)
-	VADDPS       6176(R10), Y9, Y9
 	VMOVUPS      Y9, 6176(R10)
-	VADDPS       7680(R10), Y10, Y10
 	VMOVUPS      Y10, 7680(R10)
-	VADDPS       7712(R10), Y11, Y11
 	VMOVUPS      Y11, 7712(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -39528,29 +42826,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
-	VADDPS       3072(R10), Y4, Y4
 	VMOVUPS      Y4, 3072(R10)
-	VADDPS       3104(R10), Y5, Y5
 	VMOVUPS      Y5, 3104(R10)
-	VADDPS       4608(R10), Y6, Y6
 	VMOVUPS      Y6, 4608(R10)
-	VADDPS       4640(R10), Y7, Y7
 	VMOVUPS      Y7, 4640(R10)
-	VADDPS       6144(R10), Y8, Y8
 	VMOVUPS      Y8, 6144(R10)
-	VADDPS       6176(R10), Y9, Y9
 	VMOVUPS      Y9, 6176(R10)
-	VADDPS       7680(R10), Y10, Y10
 	VMOVUPS      Y10, 7680(R10)
-	VADDPS       7712(R10), Y11, Y11
 	VMOVUPS      Y11, 7712(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -40182,29 +43468,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1024(R10), Y2, Y2
 	VMOVUPS      Y2, 1024(R10)
-	VADDPS       1056(R10), Y3, Y3
 	VMOVUPS      Y3, 1056(R10)
-	VADDPS       2048(R10), Y4, Y4
 	VMOVUPS      Y4, 2048(R10)
-	VADDPS       2080(R10), Y5, Y5
 	VMOVUPS      Y5, 2080(R10)
-	VADDPS       3072(R10), Y6, Y6
 	VMOVUPS      Y6, 3072(R10)
-	VADDPS       3104(R10), Y7, Y7
 	VMOVUPS      Y7, 3104(R10)
-	VADDPS       4096(R10), Y8, Y8
 	VMOVUPS      Y8, 4096(R10)
-	VADDPS       4128(R10), Y9, Y9
 	VMOVUPS      Y9, 4128(R10)
-	VADDPS       5120(R10), Y10, Y10
 	VMOVUPS      Y10, 5120(R10)
-	VADDPS       5152(R10), Y11, Y11
 	VMOVUPS      Y11, 5152(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+6144, R10
@@ -43487,29 +46761,17 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -43543,21 +46805,13 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

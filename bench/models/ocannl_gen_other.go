@@ -409,6 +409,9 @@ func ocannlMap8AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
@@ -513,6 +516,11 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
+}
+
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
@@ -537,6 +545,9 @@ func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 cal
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
 
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
@@ -558,6 +569,9 @@ func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 cal
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
+// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
@@ -567,6 +581,9 @@ func ocannlMap51AVX512(c, x0, x1 *float32) {
 func ocannlMap52AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1, x2 *float32) {
@@ -709,6 +726,9 @@ func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 cal
 // ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap88AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap88AVX512 called without assembly") }
 
+// ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap89AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX512 called without assembly") }
+
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap90AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
@@ -717,6 +737,11 @@ func ocannlMap90AVX512(c, x0, x1, x2, x3 *float32) {
 // ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap91AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap91AVX512 called without assembly")
+}
+
+// ocannlMap92AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap92AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap92AVX512 called without assembly")
 }
 
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
@@ -738,6 +763,9 @@ func ocannlMap95AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap96AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap96AVX512 called without assembly")
 }
+
+// ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap97AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX512 called without assembly") }
 
 // ocannlMap99AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap99AVX512(c, x0, x1, x2 *float32) {
@@ -959,6 +987,11 @@ func ocannlMap143AVX512(c, x0, x1 *float32) {
 // ocannlMap144AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap144AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap144AVX512 called without assembly")
+}
+
+// ocannlMap145AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap145AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap145AVX512 called without assembly")
 }
 
 // ocannlMap147AVX512 stands in for the assembly kernel; it is never called.
@@ -1968,6 +2001,271 @@ func ocannlMap178AVX2(c *float32) { panic("ocannlgen: ocannlMap178AVX2 called wi
 
 // ocannlMap179AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap179AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap179AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
+}
+
+// ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
+}
+
+// ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
+}
+
+// ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
+// ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
+}
+
+// ocannlReduce21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce21AVX512 called without assembly")
+}
+
+// ocannlReduce22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce22AVX512 called without assembly")
+}
+
+// ocannlReduce23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce23AVX512 called without assembly")
+}
+
+// ocannlReduce24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce24AVX512 called without assembly")
+}
+
+// ocannlReduce25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce25AVX512 called without assembly")
+}
+
+// ocannlReduce26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce26AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce26AVX512 called without assembly")
+}
+
+// ocannlReduce27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce27AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce27AVX512 called without assembly")
+}
+
+// ocannlReduce28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce28AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce28AVX512 called without assembly")
+}
+
+// ocannlReduce29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce29AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce29AVX512 called without assembly")
+}
+
+// ocannlReduce30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce30AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce30AVX512 called without assembly")
+}
+
+// ocannlReduce31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce31AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce31AVX512 called without assembly")
+}
+
+// ocannlReduce32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce32AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce32AVX512 called without assembly")
+}
+
+// ocannlReduce33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce33AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce33AVX512 called without assembly")
+}
+
+// ocannlReduce34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce34AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce34AVX512 called without assembly")
+}
+
+// ocannlReduce35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce35AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce35AVX512 called without assembly")
+}
+
+// ocannlReduce36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce36AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce36AVX512 called without assembly")
+}
+
+// ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
+}
+
+// ocannlReduce38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce38AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce38AVX512 called without assembly")
+}
+
+// ocannlReduce39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce39AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce39AVX512 called without assembly")
+}
+
+// ocannlReduce40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce40AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce40AVX512 called without assembly")
+}
+
+// ocannlReduce41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce41AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce41AVX512 called without assembly")
+}
+
+// ocannlReduce42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce42AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce42AVX512 called without assembly")
+}
+
+// ocannlReduce43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce43AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce43AVX512 called without assembly")
+}
+
+// ocannlReduce44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce44AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce44AVX512 called without assembly")
+}
+
+// ocannlReduce45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce45AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce45AVX512 called without assembly")
+}
+
+// ocannlReduce46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce46AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce46AVX512 called without assembly")
+}
+
+// ocannlReduce47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce47AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce47AVX512 called without assembly")
+}
+
+// ocannlReduce48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce48AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce48AVX512 called without assembly")
+}
+
+// ocannlReduce49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce49AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce49AVX512 called without assembly")
+}
+
+// ocannlReduce50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce50AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce50AVX512 called without assembly")
+}
+
+// ocannlReduce51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce51AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce51AVX512 called without assembly")
+}
+
+// ocannlReduce52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -42,8 +42,8 @@ func (k ReduceKind) String() string {
 // ReduceSpec is one specialized reduction kernel, C op= reduce(f(X0,
 // X1, ...)) with op one of add, sub, max, min and f a pointwise
 // expression of loads (the primitives of mapPrims, neg). Reduction
-// kernels are emitted for the AVX2 tier only (which AVX-512 machines
-// run too).
+// kernels are emitted for the AVX2 and the AVX-512 tier (the AVX-512
+// kernel since 2026-11-29; see docs/design.md).
 type ReduceSpec struct {
 	Elem  string // "float32" or "float64"
 	Kind  ReduceKind
@@ -330,13 +330,18 @@ func buildReduceNest(kn target.Kernels, loops []*loopir.For, st *loopir.Store, e
 	return n
 }
 
-// Describe is a one-line account of the reduction kernel.
-func (r *ReduceSpec) Describe() string {
+// Describe is a one-line account of the reduction kernel, with the
+// tiers it is emitted in.
+func (r *ReduceSpec) Describe(tiers ...Config) string {
 	what := fmt.Sprintf("%d rows of %d elements into %d cells", r.Rows, r.N, r.Rows)
 	if r.Kind == AcrossRows {
 		what = fmt.Sprintf("%d rows of %d elements into %d cells", r.Rows, r.N, r.N)
 	}
-	return fmt.Sprintf("%s %s %s reduction kernel, %s (%s): AVX2 (also on AVX-512 machines)", r.Elem, r.Kind, r.Accum, what, redDesc(r))
+	var ts []string
+	for _, t := range tiers {
+		ts = append(ts, t.Tier)
+	}
+	return fmt.Sprintf("%s %s %s reduction kernel, %s (%s): %s", r.Elem, r.Kind, r.Accum, what, redDesc(r), strings.Join(ts, ", "))
 }
 
 // redDesc renders the reduction's update for comments.
@@ -364,11 +369,8 @@ func (s *Set) AddReduce(r ReduceSpec) int {
 }
 
 // ReduceName is the function implementing reduction kernel i in tier t
-// ("" for a tier that does not emit reduction kernels: the AVX-512 one).
+// (every tier emits every reduction kernel).
 func (s *Set) ReduceName(i int, t Config) string {
-	if t.Wide {
-		return ""
-	}
 	return fmt.Sprintf("ocannlReduce%d%s", i, t.Tier)
 }
 
@@ -397,12 +399,9 @@ func (s *Set) reduceConsts(elem string) []float64 {
 	return out
 }
 
-// emitReduces adds the reduction kernels of tier t (none for a Wide
-// tier) to c and records their tier in tierOf.
+// emitReduces adds the reduction kernels of tier t to c and records
+// their tier in tierOf.
 func (s *Set) emitReduces(c *build.Context, t Config, tab32, tab64 operand.Mem, ctab map[string]operand.Mem, coff map[string]map[uint64]int, tierOf map[string]string) {
-	if t.Wide {
-		return
-	}
 	for i := range s.reds {
 		r := &s.reds[i]
 		tab := tab32
@@ -446,7 +445,7 @@ type rgen struct {
 	neutral reg.VecVirtual
 }
 
-// emitReduce adds the reduction kernel name implementing r (AVX2 tier).
+// emitReduce adds the reduction kernel name implementing r in tier cfg.
 func emitReduce(c *build.Context, cfg Config, r *ReduceSpec, name string, maskTab, ctab operand.Mem, coff map[uint64]int) {
 	c.Function(name)
 	c.Attributes(attr.NOSPLIT)
@@ -528,6 +527,9 @@ func (g *rgen) bump(row bool, vecBytes int, withC bool) {
 // max, OR for min) and NaNs (an unordered compare sets all bits, a NaN).
 func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 	c := g.c
+	if g.cfg.Wide {
+		return g.combineWide(dst, a, b, subtract)
+	}
 	newv := func() reg.Register {
 		if a.Size() == 16 {
 			return c.XMM()
@@ -580,6 +582,73 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 		c.VORPD(u, dst, dst)
 	} else {
 		c.VORPS(u, dst, dst)
+	}
+	return dst
+}
+
+// combineWide is combine on ZMM registers (the AVX-512 tier): the same
+// instructions for add and sub; for max and min the same two VMAXPS
+// (VMINPS) with their signs ANDed (ORed) by VPANDD/VPORD (VANDPS on ZMM
+// needs AVX512DQ), and an unordered pair gets a + b, a NaN (its bits
+// unspecified, as the AVX2 kernel's all-ones NaN is), through a compare
+// into an opmask.
+func (g *rgen) combineWide(dst, a, b reg.Register, subtract bool) reg.Register {
+	c := g.c
+	if dst == nil {
+		dst = c.ZMM()
+	}
+	f64 := g.es == 8
+	switch g.r.Accum {
+	case ops.AccAdd, ops.AccSub:
+		switch {
+		case subtract && f64:
+			c.VSUBPD(b, a, dst)
+		case subtract:
+			c.VSUBPS(b, a, dst)
+		case f64:
+			c.VADDPD(b, a, dst)
+		default:
+			c.VADDPS(b, a, dst)
+		}
+		return dst
+	}
+	d, e, nan, k := c.ZMM(), c.ZMM(), c.ZMM(), c.K()
+	isMax := g.r.Accum == ops.AccMax
+	switch {
+	case f64 && isMax:
+		c.VMAXPD(b, a, d)
+		c.VMAXPD(a, b, e)
+	case f64:
+		c.VMINPD(b, a, d)
+		c.VMINPD(a, b, e)
+	case isMax:
+		c.VMAXPS(b, a, d)
+		c.VMAXPS(a, b, e)
+	default:
+		c.VMINPS(b, a, d)
+		c.VMINPS(a, b, e)
+	}
+	if f64 {
+		c.VCMPPD(operand.Imm(cmpUnord), b, a, k)
+		c.VADDPD(b, a, nan)
+	} else {
+		c.VCMPPS(operand.Imm(cmpUnord), b, a, k)
+		c.VADDPS(b, a, nan)
+	}
+	switch {
+	case f64 && isMax:
+		c.VPANDQ(e, d, dst)
+	case f64:
+		c.VPORQ(e, d, dst)
+	case isMax:
+		c.VPANDD(e, d, dst)
+	default:
+		c.VPORD(e, d, dst)
+	}
+	if f64 {
+		c.VBLENDMPD(nan, dst, k, dst)
+	} else {
+		c.VBLENDMPS(nan, dst, k, dst)
 	}
 	return dst
 }
@@ -755,6 +824,10 @@ func (g *rgen) finishRow(acc []reg.Register) {
 		}
 		acc = next
 	}
+	if g.cfg.Wide {
+		g.finishRowWide(acc[0])
+		return
+	}
 	v := acc[0].(reg.VecVirtual)
 	hi := c.XMM()
 	c.VEXTRACTF128(operand.Imm(1), v, hi)
@@ -782,6 +855,44 @@ func (g *rgen) finishRow(acc []reg.Register) {
 	}
 	out := g.combine(nil, cell, x, r.Accum == ops.AccSub)
 	g.op.movS2(out, mem(g.cp, 0))
+}
+
+// finishRowWide is finishRow's end in the AVX-512 tier, all in ZMM
+// registers (no VEX-only instruction on a register that may be one of
+// Z16-Z31): the 256-bit halves combine (VSHUFF64X2 swaps them), then the
+// 128-bit lanes, then pairs and single lanes as in the AVX2 kernel;
+// lane 0 then holds the row's value. C's cell (or the initial value) is
+// broadcast, combined and its lane 0 stored.
+func (g *rgen) finishRowWide(v reg.Register) {
+	c, r := g.c, g.r
+	for _, imm := range []uint64{0x4e, 0xb1} {
+		t := c.ZMM()
+		c.VSHUFF64X2(operand.Imm(imm), v, v, t)
+		v = g.combine(nil, v, t, false)
+	}
+	if g.es == 8 {
+		t := c.ZMM()
+		c.VPERMILPD(operand.Imm(0x55), v, t)
+		v = g.combine(nil, v, t, false)
+	} else {
+		for _, imm := range []uint64{0x4e, 0xb1} {
+			t := c.ZMM()
+			c.VPERMILPS(operand.Imm(imm), v, t)
+			v = g.combine(nil, v, t, false)
+		}
+	}
+	if r.Init && r.InitVal == r.neutral() && (r.Accum == ops.AccMax || r.Accum == ops.AccMin) {
+		g.op.movS2(v.(reg.VecVirtual).AsX(), mem(g.cp, 0)) // max(-Inf, x) is x, NaN included
+		return
+	}
+	cell := c.ZMM()
+	if r.Init {
+		g.op.bcast2(g.ctab.Offset(g.coff[math.Float64bits(r.InitVal)]), cell)
+	} else {
+		g.op.bcast2(mem(g.cp, 0), cell)
+	}
+	out := g.combine(nil, cell, v, r.Accum == ops.AccSub)
+	g.op.movS2(out.(reg.VecVirtual).AsX(), mem(g.cp, 0))
 }
 
 // across emits the AcrossRows kernel: C's N cells in blocks of U

@@ -81,7 +81,8 @@ func reduceCases() []ReduceSpec {
 }
 
 // TestReduceKernelsAgainstLoops builds every reduction case into a
-// throwaway module and compares it, on random data with zeros of both
+// throwaway module and compares it, in the AVX2 tier and (on a machine
+// with AVX-512) the AVX-512 tier, on random data with zeros of both
 // signs and (max, min) NaNs, with plain Go loops: bit for bit for max,
 // min and the across-rows sums (same order), within 1e-5 (float32) or
 // 1e-12 (float64) of the magnitudes summed for the along-rows sums.
@@ -110,15 +111,22 @@ func TestReduceKernelsAgainstLoops(t *testing.T) {
 	for i := range cases {
 		fmt.Fprintf(&b, "\tbad += rcase%d()\n", i)
 	}
+	b.WriteString("\tif ocannlAVX512 {\n\t\tfmt.Println(\"AVX-512 kernels checked too\")\n")
+	for i := range cases {
+		fmt.Fprintf(&b, "\t\tbad += rcase%d()\n", len(cases)+i)
+	}
+	b.WriteString("\t}\n")
 	b.WriteString("\tif bad > 0 {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(\"ok\")\n}\n")
 	for i := range cases {
 		writeReduceCase(&b, i, &cases[i], set.ReduceName(set.AddReduce(cases[i]), AVX2()))
+		writeReduceCase(&b, len(cases)+i, &cases[i], set.ReduceName(set.AddReduce(cases[i]), AVX512()))
 	}
 	b.WriteString(mapHelpers)
 	out := mustRunKernelModule(t, files, b.Bytes())
 	if !strings.Contains(out, "ok") {
 		t.Fatalf("reduction kernels differ from the loops:\n%s", out)
 	}
+	t.Log(strings.TrimSpace(out))
 }
 
 // mustRunKernelModule is runKernelModule failing the test when the

@@ -18,9 +18,13 @@ import (
 
 // The transcendental and other unary primitives of the pointwise kernels
 // (issue 10): vector versions of the Go path's math.Exp, math.Log, ...
-// for the AVX2 tier only (a map using one is not emitted in the AVX-512
-// tier; its dispatch is `if ocannlAVX2 { kernel } else { Go loops }`, and
-// AVX-512 machines run the AVX2 kernel).
+// for the AVX2 tier; a map using one the AVX-512 tier lacks (wideTrans)
+// is not emitted there (its dispatch is `if ocannlAVX2 { kernel } else {
+// Go loops }`, and AVX-512 machines run the AVX2 kernel). The AVX-512
+// tier has float32 exp and exp2 (exp32 on 16 lanes: the same operations
+// lane by lane, so the same bits as the AVX2 kernel), and sqrt, recip,
+// neg, not and sat01 in both precisions: the primitives of a softmax and
+// a layer norm.
 //
 // The functions the Go path computes in float64 (log, log2, tanh, erf,
 // gelu, gelu_tanh, recip_sqrt, fma) are computed here in float64 lanes
@@ -89,10 +93,36 @@ func usesPrim[V any](e loopir.Expr, set map[ops.PrimName]V) bool {
 // usesTrans reports whether the map uses a primitive of this file.
 func (m *MapSpec) usesTrans() bool { return usesPrim(m.Expr, transPrims) }
 
+// wideTrans are the primitives of this file the AVX-512 tier emits, by
+// element type (the others widen to float64 or use AVX2-only
+// instructions).
+var wideTrans = map[string]map[ops.PrimName]bool{
+	"float32": {ops.Exp: true, ops.Exp2: true, ops.Sqrt: true, ops.Recip: true, ops.Neg: true, ops.Not: true, ops.Sat01: true},
+	"float64": {ops.Sqrt: true, ops.Recip: true, ops.Neg: true, ops.Not: true, ops.Sat01: true},
+}
+
+// narrowTrans reports whether e applies a primitive of this file that the
+// AVX-512 tier does not emit for elem.
+func narrowTrans(e loopir.Expr, elem string) bool {
+	a, ok := e.(*loopir.Apply)
+	if !ok {
+		return false
+	}
+	if _, mine := transPrims[a.Prim]; mine && !wideTrans[elem][a.Prim] {
+		return true
+	}
+	for _, x := range a.Args {
+		if narrowTrans(x, elem) {
+			return true
+		}
+	}
+	return false
+}
+
 // avx2Only reports whether the kernel is emitted for the AVX2 tier only
-// (AVX-512 machines run it too): a map using a primitive of this file,
-// or one marked AVX2Only.
-func (m *MapSpec) avx2Only() bool { return m.AVX2Only || m.usesTrans() }
+// (AVX-512 machines run it too): a map using a primitive of this file
+// outside wideTrans, or one marked AVX2Only.
+func (m *MapSpec) avx2Only() bool { return m.AVX2Only || narrowTrans(m.Expr, m.Elem) }
 
 // EmitsIn reports whether the map's kernel exists in tier t.
 func (m *MapSpec) EmitsIn(t Config) bool { return !t.Wide || !m.avx2Only() }
@@ -179,11 +209,33 @@ func (g *mgen) b64(u uint64) operand.Mem  { return g.tr.at(vkey{bits: u, size: 8
 func (g *mgen) b32(u uint32) operand.Mem  { return g.tr.at(vkey{bits: uint64(u), size: 4}) }
 func (g *mgen) k32(v float32) operand.Mem { return g.b32(math.Float32bits(v)) }
 
-// ld loads a table constant into a new register.
+// ld loads a table constant into a new register. In the AVX-512 tier
+// (which only the float32 kernels of exp32 and the primitives of
+// wideTrans reach) it broadcasts the constant's first lane, of the
+// kernel's element size, into a ZMM register.
 func (g *mgen) ld(m operand.Mem) reg.VecVirtual {
+	if g.cfg.Wide {
+		r := g.c.ZMM()
+		if g.es == 8 {
+			g.c.VBROADCASTSD(m, r)
+		} else {
+			g.c.VBROADCASTSS(m, r)
+		}
+		return r
+	}
 	r := g.c.YMM()
 	g.c.VMOVUPD(m, r)
 	return r
+}
+
+// kop is table constant m as an instruction's operand: the memory
+// itself (32 bytes: a YMM operand), or in the AVX-512 tier the constant
+// broadcast into a register (a ZMM operand would read 64 bytes).
+func (g *mgen) kop(m operand.Mem) operand.Op {
+	if g.cfg.Wide {
+		return g.ld(m)
+	}
+	return m
 }
 
 // transcend evaluates primitive prim of this file on a (the operands'
@@ -193,7 +245,7 @@ func (g *mgen) transcend(prim ops.PrimName, a []reg.VecVirtual) (v reg.VecVirtua
 		return nil, false
 	}
 	c := g.c
-	d := c.YMM()
+	d := g.vec()
 	switch prim {
 	case ops.Sqrt:
 		if g.es == 8 {
@@ -208,9 +260,14 @@ func (g *mgen) transcend(prim ops.PrimName, a []reg.VecVirtual) (v reg.VecVirtua
 			c.VDIVPS(a[0], g.constVec(1), d)
 		}
 	case ops.Neg:
-		if g.es == 8 {
+		switch {
+		case g.cfg.Wide && g.es == 8: // VXORPD on ZMM needs AVX512DQ
+			c.VPXORQ(g.ld(g.b64(1<<63)), a[0], d)
+		case g.cfg.Wide:
+			c.VPXORD(g.ld(g.b32(1<<31)), a[0], d)
+		case g.es == 8:
 			c.VXORPD(g.b64(1<<63), a[0], d)
-		} else {
+		default:
 			c.VXORPS(g.b32(1<<31), a[0], d)
 		}
 	case ops.Not:
@@ -675,10 +732,17 @@ func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
 	if base2 {
 		lo, hi = -151, 129
 	}
-	t := c.YMM()
+	round := func(mode uint64, x, d reg.VecVirtual) { // VROUNDPS has no ZMM form
+		if g.cfg.Wide {
+			c.VRNDSCALEPS(operand.Imm(mode), x, d)
+		} else {
+			c.VROUNDPS(operand.Imm(mode), x, d)
+		}
+	}
+	t := g.vec()
 	c.VMAXPS(x, g.ld(g.k32(lo)), t) // max(lo, x): x when NaN
 	c.VMINPS(t, g.ld(g.k32(hi)), t)
-	n := c.YMM()
+	n := g.vec()
 	cs := make([]float32, 8)
 	f, l := 1.0, 1.0
 	if base2 {
@@ -691,25 +755,25 @@ func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
 		cs[7-k] = float32(f)
 	}
 	if base2 {
-		c.VROUNDPS(operand.Imm(0), t, n)
+		round(0, t, n)
 		c.VSUBPS(n, t, t) // exact
 	} else {
-		c.VMULPS(g.k32(math.Log2E), t, n)
-		c.VROUNDPS(operand.Imm(0), n, n)
-		c.VFNMADD231PS(g.k32(exp32Ln2Hi), n, t) // exact
-		c.VFNMADD231PS(g.k32(exp32Ln2Lo), n, t)
+		c.VMULPS(g.kop(g.k32(math.Log2E)), t, n)
+		round(0, n, n)
+		c.VFNMADD231PS(g.kop(g.k32(exp32Ln2Hi)), n, t) // exact
+		c.VFNMADD231PS(g.kop(g.k32(exp32Ln2Lo)), n, t)
 	}
 	p := g.ld(g.k32(cs[0]))
 	for _, k := range cs[1:] {
-		c.VFMADD213PS(g.k32(k), t, p)
+		c.VFMADD213PS(g.kop(g.k32(k)), t, p)
 	}
-	n1 := c.YMM()
-	c.VMULPS(g.k32(0.5), n, n1)
-	c.VROUNDPS(operand.Imm(1), n1, n1) // floor
+	n1 := g.vec()
+	c.VMULPS(g.kop(g.k32(0.5)), n, n1)
+	round(1, n1, n1) // floor
 	c.VSUBPS(n1, n, n)
 	for _, v := range []reg.VecVirtual{n1, n} {
-		c.VADDPS(g.k32(magic32), v, v)
-		c.VPADDD(g.b32(127), v, v)
+		c.VADDPS(g.kop(g.k32(magic32)), v, v)
+		c.VPADDD(g.kop(g.b32(127)), v, v)
 		c.VPSLLD(operand.Imm(23), v, v)
 		c.VMULPS(v, p, p)
 	}

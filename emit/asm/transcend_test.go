@@ -492,12 +492,43 @@ func TestTranscendentalFit(t *testing.T) {
 	if _, err := s.Files("p"); err == nil || !strings.Contains(err.Error(), "more than 16 vector registers") {
 		t.Errorf("Files of a map over 16 registers: %v, want the register error", err)
 	}
-	small := MapSpec{Elem: "float32", N: 100, Expr: ap("exp", x(0)), Stride0: []bool{false}}
+	small := MapSpec{Elem: "float64", N: 100, Expr: ap("exp", x(0)), Stride0: []bool{false}}
 	if !small.fitsAVX2() || !small.avx2Only() || small.EmitsIn(AVX512()) || !small.EmitsIn(AVX2()) {
-		t.Errorf("exp map: fits %v, AVX2 only %v, in AVX512 %v", small.fitsAVX2(), small.avx2Only(), small.EmitsIn(AVX512()))
+		t.Errorf("float64 exp map: fits %v, AVX2 only %v, in AVX512 %v", small.fitsAVX2(), small.avx2Only(), small.EmitsIn(AVX512()))
 	}
 	if d := small.Describe(AVX512(), AVX2()); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
 		t.Errorf("Describe = %q", d)
+	}
+	// A softmax's exp(x - max) and a layer norm's sqrt(var + eps) in
+	// float32, and the exact primitives in both types, have AVX-512
+	// kernels (wideTrans); a map mixing in log stays AVX2-only.
+	for _, m := range []MapSpec{
+		{Elem: "float32", N: 100, Expr: ap("exp", ap("sub", x(0), x(1))), Stride0: []bool{false, true}},
+		{Elem: "float32", N: 100, Expr: ap("exp2", x(0)), Stride0: []bool{false}},
+		{Elem: "float32", N: 100, Expr: ap("sqrt", ap("add", x(0), &loopir.Const{Value: 1e-5})), Stride0: []bool{false}},
+		{Elem: "float64", N: 100, Expr: ap("sub", ap("recip", ap("neg", x(0))), ap("not", ap("sat01", x(0)))), Stride0: []bool{false}},
+	} {
+		if m.avx2Only() || !m.EmitsIn(AVX512()) || !m.EmitsIn(AVX2()) {
+			t.Errorf("%s: AVX2 only %v, in AVX512 %v", mapDesc(&m), m.avx2Only(), m.EmitsIn(AVX512()))
+		}
+		if d := m.Describe(AVX512(), AVX2()); !strings.HasSuffix(d, ": AVX512, AVX2") {
+			t.Errorf("Describe = %q", d)
+		}
+	}
+	if m := (MapSpec{Elem: "float32", N: 100, Expr: ap("exp", ap("log", x(0))), Stride0: []bool{false}}); !m.avx2Only() || m.EmitsIn(AVX512()) {
+		t.Errorf("%s: emitted in the AVX-512 tier", mapDesc(&m))
+	}
+	// The AVX-512 kernels assemble (32 registers, no 32-byte memory
+	// operand widened to 64).
+	ws := NewSet(target.AVX512(), target.AVX2())
+	ws.AddMap(MapSpec{Elem: "float32", N: 37, Rows: 3, RowStride: []int{40, 41, 1}, Expr: ap("exp", ap("sub", x(0), x(1))), Stride0: []bool{false, true}, Accumulate: true})
+	ws.AddMap(MapSpec{Elem: "float64", N: 19, Expr: ap("sub", ap("recip", ap("neg", x(0))), ap("not", ap("sat01", ap("sqrt", x(0))))), Stride0: []bool{false}})
+	files, err := ws.Files("p")
+	if err != nil {
+		t.Fatalf("Files: %v", err)
+	}
+	if !bytes.Contains(files[AsmFile], []byte("VRNDSCALEPS")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap0AVX512")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap1AVX512")) {
+		t.Errorf("no AVX-512 exp or exact kernel:\n%s", files[AsmFile])
 	}
 	// erf, gelu and gelu_tanh of a bias add: AVX2-only kernels that fit,
 	// in both element types, run from MinCostlyMapElems elements.

@@ -9,16 +9,35 @@ import (
 // planAbsorbs fills k.absorb (fill -> the nest's store) and k.absorbAt
 // with the zero fills later nests absorb (schedule.Absorbs).
 func (k *kgen) planAbsorbs() {
+	var fewParts func(loops []*loopir.For, st *loopir.Store) bool
+	if k.par {
+		fewParts = func(loops []*loopir.For, st *loopir.Store) bool {
+			return schedule.FewParts(k.tiers(), k.tgt, k.p, loops, st, k.elem, k.k.PoolParam, k.k.BF16)
+		}
+	}
 	k.absorb, k.absorbAt = schedule.Absorbs(k.tiers(), k.p, schedule.AbsorbEnv{Elem: k.elem, Absorbable: k.absorbable,
-		Const: k.isConst, Fold: k.foldConstLoads, Elided: k.fillElision})
+		Const: k.isConst, Fold: k.foldConstLoads, Elided: k.fillElision,
+		Output: func(t int) bool { return k.ts[t].st.param != nil }, FewParts: fewParts})
 }
 
-// absorbable: t is a local array (not a parameter, a constant or a
-// padded buffer) small enough to check cell by cell.
+// absorbable: t is a local array or an output parameter held in place
+// (not an input parameter, a constant or a padded buffer) small enough
+// to check cell by cell. An output parameter's zero fill (a model's
+// gradient zeroing) is as dead as a local's when the next nest stores
+// every cell: the caller sees the same cells.
 func (k *kgen) absorbable(t int) bool {
 	s := &k.ts[t].st
 	ti := &k.p.Tensors[t]
-	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !ti.Padded() && ti.Size() <= k.tgt.Loops.MaxAbsorbCells
+	if ti.Padded() || k.pin[t] != nil || ti.Size() > k.tgt.Loops.MaxAbsorbCells {
+		return false
+	}
+	switch s.kind {
+	case sLocal:
+		return s.param == nil
+	case sPtr, sSlice:
+		return s.param != nil && s.param.Output
+	}
+	return false
 }
 
 // overwritingContraction reports whether the nest is an assembly

@@ -28,6 +28,17 @@ func (k *kgen) fusePointwise(p *loopir.Program, params []desc.Param) *loopir.Pro
 	return q
 }
 
+// outputSet is the set of tensors bound to output parameters.
+func outputSet(params []desc.Param) map[int]bool {
+	out := map[int]bool{}
+	for _, pr := range params {
+		if pr.Output {
+			out[pr.Tensor] = true
+		}
+	}
+	return out
+}
+
 // paramSet is the set of the parameters' tensors.
 func paramSet(params []desc.Param) map[int]bool {
 	keep := map[int]bool{}

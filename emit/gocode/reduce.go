@@ -7,9 +7,8 @@ import (
 )
 
 // asmReduceNest is asmNest for a reduction (asm.ClassifyReduce): the
-// call of the kernel in the Go loops it leaves outside, for the AVX2
-// tier only (the entry of every other tier is nil, so dispatch emits
-// `if ocannlAVX2 { call } else { loops }`), and its comment; nil when
+// call of the kernel in the Go loops it leaves outside, for each tier
+// (AVX-512 and AVX2), and its comment; nil when
 // the nest is not such a reduction. init is the pre-fill value the nest
 // absorbs: the kernel starts from it, unless a Go loop around the call
 // is a reduction too (then the nest stays Go loops).
@@ -46,5 +45,5 @@ func (k *kgen) reduceCalls(ch schedule.Choice) ([][]jen.Code, string) {
 			calls[i] = []jen.Code{build(name, 0)}
 		}
 	}
-	return calls, "// " + n.Spec.Describe() + "."
+	return calls, "// " + n.Spec.Describe(tiers...) + "."
 }

@@ -54,7 +54,7 @@ let l = (y *. y) ++ "...|... => 0"`, []pspec{pa("x"), pa("w"), out(pa("l"))}}, "
 					got = append(got, m[1])
 				}
 			}
-			s := schedule.Plan(b.k.Prog, schedule.Options{Elem: b.k.Elem, Targets: asm.Tiers(), Keep: paramSet(b.k.Params)})
+			s := schedule.Plan(b.k.Prog, schedule.Options{Elem: b.k.Elem, Targets: asm.Tiers(), Keep: paramSet(b.k.Params), Outputs: outputSet(b.k.Params)})
 			var want []string
 			for _, n := range s.Nests {
 				if n.Kernel.Family == schedule.GoLoops {
@@ -95,7 +95,7 @@ func TestScheduleSplitMatchesRendering(t *testing.T) {
 			t.Fatal(err)
 		}
 		fn := funcText(t, string(out), b.k.Name)
-		s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params)})
+		s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params), Outputs: outputSet(b.k.Params)})
 		n := s.Nests[0]
 		if n.Split == nil != c.stack || n.Stack != c.stack || !n.Worth {
 			t.Fatalf("%s: split %v stack %v worth %v:\n%s", c.name, n.Split, n.Stack, n.Worth, s)
@@ -122,7 +122,7 @@ func TestSchedulePartialSumsMatchRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	fn := funcText(t, string(out), b.k.Name)
-	s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params)})
+	s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params), Outputs: outputSet(b.k.Params)})
 	n := s.Nests[len(s.Nests)-1]
 	if !n.Partial || n.Split == nil {
 		t.Fatalf("the schedule has no partial sums:\n%s", s)

@@ -102,6 +102,14 @@ type AbsorbEnv struct {
 	Const      func(t int) bool
 	Fold       func(loopir.Expr) loopir.Expr
 	Elided     func(o *loopir.Operation) *Elision
+	// Output reports the absorbable tensors that are output parameters;
+	// FewParts (nil: serial code) the nests that would run in few or
+	// unbalanced output parts (FewParts). Such a nest runs fixed partial
+	// sums over its reduction instead, which an absorbed fill rules out,
+	// so it does not absorb an output parameter's fill (a local's it
+	// did before output parameters were absorbable, and still does).
+	Output   func(t int) bool
+	FewParts func(loops []*loopir.For, st *loopir.Store) bool
 }
 
 // Absorbs finds the zero fills (of whole local arrays, the zeroing of
@@ -137,7 +145,8 @@ func Absorbs(tiers []asm.Config, p *loopir.Program, env AbsorbEnv) (map[*loopir.
 				continue
 			}
 			if fr, isFor := next.(*loopir.For); isFor {
-				if loops, st, perfect := loopir.PerfectNest(fr); perfect && absorbingNest(tiers, p, env, loops, st, f.Tensor) {
+				if loops, st, perfect := loopir.PerfectNest(fr); perfect && absorbingNest(tiers, p, env, loops, st, f.Tensor) &&
+					!(env.Output != nil && env.Output(f.Tensor) && env.FewParts != nil && env.FewParts(loops, st)) {
 					absorb[f] = st
 					at[st] = f
 				}
@@ -293,4 +302,23 @@ func permutes(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
 		}
 	}
 	return true
+}
+
+// FewParts reports whether a nest worth running in parts has no loop of
+// its output to split, or would split into few or unbalanced parts of
+// it (fewer than Parallel.MinOutputParts, or a number Balance rejects):
+// the cases where the Go emitter's parChain and Schedule.parallel try
+// fixed partial sums over a reduction loop instead. bf16: a
+// //ocannl:model bf16 kernel's contractions.
+func FewParts(tiers []asm.Config, tgt target.CPU, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, model, bf16 bool) bool {
+	if len(loops) < 2 {
+		return false
+	}
+	pl := Loops(p, loops, st, nil, tgt.Loops)
+	n0, worth := Worth(tiers, tgt, p, loops, st, elem, model)
+	if !worth || pl.Reads {
+		return false
+	}
+	split, parts := SplitLoop(tgt.Parallel, loops, st, pl, n0, bf16 && elem == "float32")
+	return split == nil || parts < tgt.Parallel.MinOutputParts || Balance(parts) == 0
 }

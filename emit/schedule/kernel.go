@@ -10,7 +10,6 @@ package schedule
 
 import (
 	"math"
-	"slices"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -27,7 +26,7 @@ const (
 	Contraction
 	// Map: an assembly pointwise map (asm.ClassifyMapNew).
 	Map
-	// Reduce: an assembly reduction (asm.ClassifyReduce), AVX2 tier only.
+	// Reduce: an assembly reduction (asm.ClassifyReduce), in each tier.
 	Reduce
 )
 
@@ -113,7 +112,7 @@ func (c Choice) Describe(tiers []asm.Config) string {
 	case Map:
 		return c.Map.Spec.Describe(tiers...)
 	case Reduce:
-		return c.Reduce.Spec.Describe()
+		return c.Reduce.Spec.Describe(tiers...)
 	}
 	return ""
 }
@@ -212,8 +211,8 @@ func pointwise(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *l
 	return Choice{Family: Map, Map: n}, true
 }
 
-// reduction: a reduction of a unit-stride axis or across rows, in the
-// AVX2 tier. A pre-fill is its initial value, unless a Go loop around the
+// reduction: a reduction of a unit-stride axis or across rows, in each
+// tier. A pre-fill is its initial value, unless a Go loop around the
 // call reduces too.
 func reduction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, q *Query) (Choice, bool) {
 	if q.BF16Operands {
@@ -227,9 +226,6 @@ func reduction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *l
 		if q.isConst(l.Tensor) {
 			return Choice{}, false
 		}
-	}
-	if !slices.ContainsFunc(tiers, func(t asm.Config) bool { return !t.Wide }) {
-		return Choice{}, false // reduction kernels exist in the AVX2 tier only
 	}
 	if q.Init != nil {
 		n.Spec.Init, n.Spec.InitVal = true, *q.Init

@@ -28,6 +28,10 @@ type Options struct {
 	// Keep are the tensors the pointwise fusion must keep (a kernel's
 	// parameters, a program's named tensors).
 	Keep map[int]bool
+	// Outputs are the kept tensors bound to output parameters held in
+	// place (not padded): a zero fill of one may be absorbed like a
+	// local's (nil: none).
+	Outputs map[int]bool
 	// BF16: a float32 kernel whose contractions run on rt/bf16.Gemm
 	// (desc.Kernel.BF16, //ocannl:model bf16): the same contractions,
 	// described as the rt/bf16 call (its own tier dispatch, no Go-loops
@@ -154,10 +158,17 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 	}
 	s.Program = p
 	elided := func(o *loopir.Operation) *Elision { return ElideFill(p, o, isConst, tgt.Loops) }
+	var fewParts func(loops []*loopir.For, st *loopir.Store) bool
+	if opts.Parallel {
+		fewParts = func(loops []*loopir.For, st *loopir.Store) bool {
+			return FewParts(s.Tiers, tgt, p, loops, st, opts.Elem, opts.Model, opts.BF16)
+		}
+	}
 	_, absorbAt := Absorbs(s.Tiers, p, AbsorbEnv{Elem: opts.Elem, Const: isConst, Fold: fold, Elided: elided,
+		Output: func(t int) bool { return opts.Outputs[t] }, FewParts: fewParts,
 		Absorbable: func(t int) bool {
 			ti := &p.Tensors[t]
-			return !opts.Keep[t] && !isConst(t) && !ti.Padded() && ti.Size() <= tgt.Loops.MaxAbsorbCells
+			return (!opts.Keep[t] || opts.Outputs[t]) && !isConst(t) && !ti.Padded() && ti.Size() <= tgt.Loops.MaxAbsorbCells
 		}})
 	for i, o := range p.Ops {
 		if _, ok := o.Assignment.(*loopir.Fetch); ok {

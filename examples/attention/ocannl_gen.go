@@ -1259,8 +1259,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1428,8 +1430,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1502,8 +1506,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1539,8 +1545,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1555,8 +1563,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1607,8 +1617,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1882,8 +1894,10 @@ type ocannlReverserTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserTrainLossPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1914,8 +1928,10 @@ type ocannlReverserTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserTrainLossPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -1945,8 +1961,10 @@ type ocannlReverserTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserTrainLossPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2079,8 +2097,10 @@ type ocannlReverserTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserTrainLossPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2109,8 +2129,10 @@ type ocannlReverserTrainLossPart12 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j14 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2278,8 +2300,10 @@ type ocannlReverserTrainLossPart17 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r19 *ocannlReverserTrainLossPart17) Part(j20 int) {
 	scratch := r19.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_2_mean_1[4*j20][0][0], &scratch.net_layer_norm_2_x[4*j20][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j20][0][0], &scratch.net_layer_norm_2_x[4*j20][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2308,8 +2332,10 @@ type ocannlReverserTrainLossPart18 struct {
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r20 *ocannlReverserTrainLossPart18) Part(j22 int) {
 	scratch := r20.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_var_1[4*j22][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_var_1[4*j22][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3802,8 +3828,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3996,8 +4024,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4070,8 +4100,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4107,8 +4139,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4123,8 +4157,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4175,8 +4211,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4199,19 +4237,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetEmb = [320]float32{}
 	*gNetPos = [256]float32{}
-	*gNetAttention1WQ = [1024]float32{}
-	*gNetAttention1WK = [1024]float32{}
-	*gNetAttention1WV = [1024]float32{}
 	scratch.net_attention_1_m_grad = [32][8][4][1]float32{}
 	scratch.net_attention_1_attn_1_grad = [32][8][4][1]float32{}
-	*gNetAttention1WO = [1024]float32{}
 	scratch.net_layer_norm_1_mean_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Gamma = [32]float32{}
 	scratch.net_x1_3_grad = [32][8][1]float32{}
 	*gNetLayerNorm1Beta = [32]float32{}
-	*gNetDense1W = [2048]float32{}
 	*gNetDense1B = [64]float32{}
 	*gNetLinear1W = [2048]float32{}
 	*gNetLinear1B = [32]float32{}
@@ -4219,7 +4251,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	*gNetLayerNorm2Gamma = [32]float32{}
 	scratch.net_x2_3_grad = [32][8][1]float32{}
 	*gNetLayerNorm2Beta = [32]float32{}
-	*gNetLinear2W = [320]float32{}
 	*gNetLinear2B = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [32][8][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [32][8][1]float32{}
@@ -4293,8 +4324,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4386,8 +4419,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4418,8 +4453,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
-	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4491,8 +4528,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -4521,6 +4560,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.net_x2[0][0][0])
 	} else {
+		*gNetLinear2W = [320]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x2Row3 := &scratch.net_x2[i0][i1]
@@ -4956,6 +4996,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetDense1W = [2048]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec37 := ocannlReverserBackwardPart36Records.Get()
 	rec37.gNetDense1W = gNetDense1W
@@ -5227,6 +5270,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetAttention1WO = [1024]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec50 := ocannlReverserBackwardPart49Records.Get()
 	rec50.gNetAttention1WO = gNetAttention1WO
@@ -5477,6 +5523,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetAttention1WV = [1024]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec61 := ocannlReverserBackwardPart60Records.Get()
 	rec61.gNetAttention1WV = gNetAttention1WV
@@ -5495,6 +5544,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart61Records.Put(rec62)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetAttention1WK = [1024]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec63 := ocannlReverserBackwardPart62Records.Get()
 	rec63.gNetAttention1WK = gNetAttention1WK
@@ -5513,6 +5565,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart63Records.Put(rec64)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetAttention1WQ = [1024]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec65 := ocannlReverserBackwardPart64Records.Get()
 	rec65.gNetAttention1WQ = gNetAttention1WQ
@@ -5561,6 +5616,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	} else if ocannlAVX2 {
 		ocannlGemm18AVX2(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
 	} else {
+		*gNetEmb = [320]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
@@ -5887,8 +5943,10 @@ type ocannlReverserBackwardPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlReverserBackwardPart5) Part(j6 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 128 rows of 8 elements into 128 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.net_attention_1_m[4*j6][0][0][0], &scratch.net_attention_1_scores[4*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5919,8 +5977,10 @@ type ocannlReverserBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlReverserBackwardPart6) Part(j7 int) {
 	scratch := r7.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 128 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&scratch.net_attention_1_ex[4*j7][0][0][0], &scratch.net_attention_1_scores[4*j7][0][0][0], &scratch.net_attention_1_m[4*j7][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -5950,8 +6010,10 @@ type ocannlReverserBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserBackwardPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.net_attention_1_attn_1[4*j8][0][0][0], &scratch.net_attention_1_ex[4*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6084,8 +6146,10 @@ type ocannlReverserBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r12 *ocannlReverserBackwardPart11) Part(j12 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_1_mean_1[4*j12][0][0], &scratch.net_layer_norm_1_x[4*j12][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6114,8 +6178,10 @@ type ocannlReverserBackwardPart12 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j14 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6313,8 +6379,10 @@ type ocannlReverserBackwardPart18 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r20 *ocannlReverserBackwardPart18) Part(j21 int) {
 	scratch := r20.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_2_mean_1[4*j21][0][0], &scratch.net_layer_norm_2_x[4*j21][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j21][0][0], &scratch.net_layer_norm_2_x[4*j21][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6343,8 +6411,10 @@ type ocannlReverserBackwardPart19 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r21 *ocannlReverserBackwardPart19) Part(j23 int) {
 	scratch := r21.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_layer_norm_2_var_2[4*j23][0][0], &scratch.net_layer_norm_2_var_1[4*j23][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j23][0][0], &scratch.net_layer_norm_2_var_1[4*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6375,8 +6445,10 @@ type ocannlReverserBackwardPart20 struct {
 func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
 	scratch, gNetLayerNorm2BetaPartial := r26.scratch, &r26.gNetLayerNorm2BetaPartial
 	gNetLayerNorm2BetaPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -6443,8 +6515,10 @@ type ocannlReverserBackwardPart22 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
 	scratch := r28.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6477,8 +6551,10 @@ type ocannlReverserBackwardPart23 struct {
 func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
 	scratch, gNetLayerNorm2GammaPartial := r29.scratch, &r29.gNetLayerNorm2GammaPartial
 	gNetLayerNorm2GammaPartial[j32] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -6671,8 +6747,10 @@ type ocannlReverserBackwardPart29 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r35 *ocannlReverserBackwardPart29) Part(j40 int) {
 	scratch := r35.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6703,8 +6781,10 @@ type ocannlReverserBackwardPart30 struct {
 func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
 	scratch, gNetLinear1BPartial := r36.scratch, &r36.gNetLinear1BPartial
 	gNetLinear1BPartial[j42] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -6892,8 +6972,10 @@ type ocannlReverserBackwardPart35 struct {
 func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
 	scratch, gNetDense1BPartial := r43.scratch, &r43.gNetDense1BPartial
 	gNetDense1BPartial[j50] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -7041,8 +7123,10 @@ type ocannlReverserBackwardPart39 struct {
 func (r47 *ocannlReverserBackwardPart39) Part(j55 int) {
 	scratch, gNetLayerNorm1BetaPartial := r47.scratch, &r47.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j55] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -7109,8 +7193,10 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
 	scratch := r49.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7143,8 +7229,10 @@ type ocannlReverserBackwardPart42 struct {
 func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
 	scratch, gNetLayerNorm1GammaPartial := r50.scratch, &r50.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j60] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -7337,8 +7425,10 @@ type ocannlReverserBackwardPart48 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
 	scratch := r56.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7491,8 +7581,10 @@ type ocannlReverserBackwardPart52 struct {
 // Part runs part j73 of the nest (0 <= j73 < 8).
 func (r60 *ocannlReverserBackwardPart52) Part(j73 int) {
 	scratch := r60.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7622,8 +7714,10 @@ type ocannlReverserBackwardPart56 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
 	scratch := r64.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7654,8 +7748,10 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r67 *ocannlReverserBackwardPart57) Part(j81 int) {
 	scratch := r67.scratch
-	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce16AVX512(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
+	} else if ocannlAVX2 {
 		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8052,8 +8148,10 @@ type ocannlReverserBackwardPart67 struct {
 // Part runs part j91 of the nest (0 <= j91 < 8).
 func (r79 *ocannlReverserBackwardPart67) Part(j91 int) {
 	gNetPos, scratch := r79.gNetPos, r79.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
 	} else {
 		for i0 := range 32 {
@@ -8666,8 +8764,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
-	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap56AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap56AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8835,8 +8935,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
-	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap56AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap56AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -9206,8 +9308,10 @@ type ocannlReverserPredictPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
-	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9238,8 +9342,10 @@ type ocannlReverserPredictPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
-	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap49AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap49AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
 		for i0 := range 8 {
@@ -9269,8 +9375,10 @@ type ocannlReverserPredictPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
-	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9458,8 +9566,10 @@ type ocannlReverserPredictPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r15 *ocannlReverserPredictPart14) Part(j15 int) {
 	scratch := r15.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9488,8 +9598,10 @@ type ocannlReverserPredictPart15 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r16 *ocannlReverserPredictPart15) Part(j17 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9657,8 +9769,10 @@ type ocannlReverserPredictPart20 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r22 *ocannlReverserPredictPart20) Part(j23 int) {
 	scratch := r22.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9687,8 +9801,10 @@ type ocannlReverserPredictPart21 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r23 *ocannlReverserPredictPart21) Part(j25 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -146,6 +146,11 @@ func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap3AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -176,6 +181,11 @@ func ocannlMap7AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32)
 
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32)
+
 // ocannlMap10AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
@@ -200,6 +210,11 @@ func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float32, x0 *float32)
 
 // ocannlMap17AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -361,6 +376,11 @@ func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap50AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -391,6 +411,11 @@ func ocannlMap54AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap55AVX512(c *float32, x0 *float32)
 
+// ocannlMap56AVX512 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap56AVX512(c *float32, x0 *float32)
+
 // ocannlMap57AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
@@ -410,6 +435,111 @@ func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32)
+
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32)
+
+// ocannlReduce6AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce8AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32)
+
+// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce12AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float32, x0 *float32)
+
+// ocannlReduce13AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float32, x0 *float32)
+
+// ocannlReduce14AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce15AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float32, x0 *float32)
+
+// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float32, x0 *float32)
+
+// ocannlReduce18AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float32, x0 *float32)
+
+// ocannlReduce19AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float32, x0 *float32)
+
+// ocannlReduce20AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=32 K=10 (3x3 tile); strides C 32,1 A 10,1 B 1,10.
 //

@@ -1041,45 +1041,25 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPS       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPS       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPS       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPS       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1695,37 +1675,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1975,21 +1939,13 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2277,37 +2233,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2583,47 +2523,19 @@ k2:
 	ADDQ         $+40, DI
 	DECQ         R8
 	JNZ          k2
-	VMOVUPS.Z    (AX), K1, Z14
-	VADDPS       Z14, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
-	VMOVUPS.Z    40(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 40(AX)
-	VMOVUPS.Z    80(AX), K1, Z0
-	VADDPS       Z0, Z2, Z2
 	VMOVUPS      Z2, K1, 80(AX)
-	VMOVUPS.Z    120(AX), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 120(AX)
-	VMOVUPS.Z    160(AX), K1, Z0
-	VADDPS       Z0, Z4, Z4
 	VMOVUPS      Z4, K1, 160(AX)
-	VMOVUPS.Z    200(AX), K1, Z0
-	VADDPS       Z0, Z5, Z5
 	VMOVUPS      Z5, K1, 200(AX)
-	VMOVUPS.Z    240(AX), K1, Z0
-	VADDPS       Z0, Z6, Z6
 	VMOVUPS      Z6, K1, 240(AX)
-	VMOVUPS.Z    280(AX), K1, Z0
-	VADDPS       Z0, Z7, Z7
 	VMOVUPS      Z7, K1, 280(AX)
-	VMOVUPS.Z    320(AX), K1, Z0
-	VADDPS       Z0, Z8, Z8
 	VMOVUPS      Z8, K1, 320(AX)
-	VMOVUPS.Z    360(AX), K1, Z0
-	VADDPS       Z0, Z9, Z9
 	VMOVUPS      Z9, K1, 360(AX)
-	VMOVUPS.Z    400(AX), K1, Z0
-	VADDPS       Z0, Z10, Z10
 	VMOVUPS      Z10, K1, 400(AX)
-	VMOVUPS.Z    440(AX), K1, Z0
-	VADDPS       Z0, Z11, Z11
 	VMOVUPS      Z11, K1, 440(AX)
-	VMOVUPS.Z    480(AX), K1, Z0
-	VADDPS       Z0, Z12, Z12
 	VMOVUPS      Z12, K1, 480(AX)
-	VMOVUPS.Z    520(AX), K1, Z0
-	VADDPS       Z0, Z13, Z13
 	VMOVUPS      Z13, K1, 520(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+560, AX
@@ -2652,17 +2564,9 @@ k3:
 	ADDQ         $+40, DX
 	DECQ         BX
 	JNZ          k3
-	VMOVUPS.Z    (AX), K1, Z4
-	VADDPS       Z4, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
-	VMOVUPS.Z    40(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 40(AX)
-	VMOVUPS.Z    80(AX), K1, Z0
-	VADDPS       Z0, Z2, Z2
 	VMOVUPS      Z2, K1, 80(AX)
-	VMOVUPS.Z    120(AX), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 120(AX)
 	VZEROUPPER
 	RET
@@ -3461,6 +3365,187 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap2AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap2AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
@@ -3593,6 +3678,26 @@ e1:
 	VMOVUPS (CX), Z1
 	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -3749,6 +3854,181 @@ row1:
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap15AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap15AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -4530,6 +4810,187 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap49AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap49AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap49AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap49AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap49AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap49AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap49AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap49AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap49AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap49AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap49AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap49AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap49AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap49AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap49AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap49AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
@@ -4669,6 +5130,26 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap56AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-40
@@ -4791,6 +5272,802 @@ row1:
 	ADDQ      $+40, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+28(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+28(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000027, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-10240, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+16(SB), Z2
+	VBROADCASTSS ocannlConst32<>+32(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-3968, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+36(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z4, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z3, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	ADDQ         $+128, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 64(DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	ADDQ    $+128, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-3968, CX
+	ADDQ    $-3968, DX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-7936, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+36(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (CX), K1, Z3
+	VMOVUPS.Z    (DX), K1, Z4
+	VMULPS       Z2, Z2, Z2
+	VDIVPS       Z2, Z4, Z2
+	VMULPS       Z0, Z2, Z2
+	VMULPS       Z2, Z3, Z2
+	VBLENDMPS    Z2, Z1, K1, Z5
+	VSHUFF64X2   $0x4e, Z5, Z5, Z2
+	VADDPS       Z2, Z5, Z2
+	VSHUFF64X2   $0xb1, Z2, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMILPS    $0x4e, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMILPS    $0xb1, Z2, Z3
+	VADDPS       Z3, Z2, Z2
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z2, Z3, Z2
+	VMOVSS       X2, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+24(SB), Z2
+	VBROADCASTSS ocannlConst32<>+32(SB), Z3
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+1024, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-32640, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+28(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -7359,29 +8636,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -7415,21 +8680,13 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -7830,29 +9087,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -7876,13 +9121,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8052,21 +9293,13 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8295,29 +9528,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -8341,13 +9562,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8528,35 +9745,17 @@ k2:
 	ADDQ         $+40, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPS       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VMASKMOVPS   32(AX), Y12, Y0
-	VADDPS       Y0, Y1, Y1
 	VMASKMOVPS   Y1, Y12, 32(AX)
-	VADDPS       40(AX), Y2, Y2
 	VMOVUPS      Y2, 40(AX)
-	VMASKMOVPS   72(AX), Y12, Y0
-	VADDPS       Y0, Y3, Y3
 	VMASKMOVPS   Y3, Y12, 72(AX)
-	VADDPS       80(AX), Y4, Y4
 	VMOVUPS      Y4, 80(AX)
-	VMASKMOVPS   112(AX), Y12, Y0
-	VADDPS       Y0, Y5, Y5
 	VMASKMOVPS   Y5, Y12, 112(AX)
-	VADDPS       120(AX), Y6, Y6
 	VMOVUPS      Y6, 120(AX)
-	VMASKMOVPS   152(AX), Y12, Y0
-	VADDPS       Y0, Y7, Y7
 	VMASKMOVPS   Y7, Y12, 152(AX)
-	VADDPS       160(AX), Y8, Y8
 	VMOVUPS      Y8, 160(AX)
-	VMASKMOVPS   192(AX), Y12, Y0
-	VADDPS       Y0, Y9, Y9
 	VMASKMOVPS   Y9, Y12, 192(AX)
-	VADDPS       200(AX), Y10, Y10
 	VMOVUPS      Y10, 200(AX)
-	VMASKMOVPS   232(AX), Y12, Y0
-	VADDPS       Y0, Y11, Y11
 	VMASKMOVPS   Y11, Y12, 232(AX)
 	ADDQ         $+24, CX
 	ADDQ         $+240, AX
@@ -8583,15 +9782,9 @@ k3:
 	ADDQ         $+40, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPS       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VMASKMOVPS   32(AX), Y4, Y0
-	VADDPS       Y0, Y1, Y1
 	VMASKMOVPS   Y1, Y4, 32(AX)
-	VADDPS       40(AX), Y2, Y2
 	VMOVUPS      Y2, 40(AX)
-	VMASKMOVPS   72(AX), Y4, Y0
-	VADDPS       Y0, Y3, Y3
 	VMASKMOVPS   Y3, Y4, 72(AX)
 	VZEROUPPER
 	RET

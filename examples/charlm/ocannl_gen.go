@@ -2639,8 +2639,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_x_3[0][0][0], &scratch.net_block_1_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_x_3[0][0][0], &scratch.net_block_1_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2854,8 +2856,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_1_linear_2_x_3[0][0][0], &scratch.net_block_1_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_1_linear_2_x_3[0][0][0], &scratch.net_block_1_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2995,8 +2999,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_x_3[0][0][0], &scratch.net_block_2_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_x_3[0][0][0], &scratch.net_block_2_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3210,8 +3216,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_2_linear_2_x_3[0][0][0], &scratch.net_block_2_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_2_linear_2_x_3[0][0][0], &scratch.net_block_2_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3351,8 +3359,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_x_3[0][0][0], &scratch.net_block_3_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_x_3[0][0][0], &scratch.net_block_3_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3566,8 +3576,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_3_linear_2_x_3[0][0][0], &scratch.net_block_3_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_3_linear_2_x_3[0][0][0], &scratch.net_block_3_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3707,8 +3719,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_linear_1_x_3[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_linear_1_x_3[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3810,8 +3824,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
-	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4007,8 +4023,12 @@ type ocannlCharLMTrainLossPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlCharLMTrainLossPart1) Part(j2 int) {
 	scratch := r2.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+8*j2][0], &scratch.net_h0[0][i1+8*j2][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+8*j2][0], &scratch.net_h0[0][i1+8*j2][0])
 		}
@@ -4108,8 +4128,12 @@ type ocannlCharLMTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlCharLMTrainLossPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+8*j5][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+8*j5][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+8*j5][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+8*j5][0])
 		}
@@ -4383,8 +4407,12 @@ type ocannlCharLMTrainLossPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r13 *ocannlCharLMTrainLossPart11) Part(j12 int) {
 	scratch := r13.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j12][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[i0][8*j12][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j12][0][0])
 		}
@@ -4417,8 +4445,16 @@ type ocannlCharLMTrainLossPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r14 *ocannlCharLMTrainLossPart12) Part(j13 int) {
 	scratch := r14.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j13][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j13][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -4454,8 +4490,12 @@ type ocannlCharLMTrainLossPart13 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r15 *ocannlCharLMTrainLossPart13) Part(j14 int) {
 	scratch := r15.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j14][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j14][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j14][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j14][0][0])
 		}
@@ -4655,8 +4695,12 @@ type ocannlCharLMTrainLossPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r20 *ocannlCharLMTrainLossPart18) Part(j19 int) {
 	scratch := r20.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j19][0], &scratch.net_block_1_x1[0][i1+8*j19][0])
 		}
@@ -4756,8 +4800,12 @@ type ocannlCharLMTrainLossPart21 struct {
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r23 *ocannlCharLMTrainLossPart21) Part(j22 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j22][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+8*j22][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j22][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+8*j22][0])
 		}
@@ -4968,8 +5016,12 @@ type ocannlCharLMTrainLossPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlCharLMTrainLossPart27) Part(j28 int) {
 	scratch := r29.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j28][0], &scratch.net_h1[0][i1+8*j28][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j28][0], &scratch.net_h1[0][i1+8*j28][0])
 		}
@@ -5069,8 +5121,12 @@ type ocannlCharLMTrainLossPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlCharLMTrainLossPart30) Part(j31 int) {
 	scratch := r32.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j31][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+8*j31][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j31][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+8*j31][0])
 		}
@@ -5344,8 +5400,12 @@ type ocannlCharLMTrainLossPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r40 *ocannlCharLMTrainLossPart37) Part(j38 int) {
 	scratch := r40.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[i0][8*j38][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j38][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[i0][8*j38][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j38][0][0])
 		}
@@ -5378,8 +5438,16 @@ type ocannlCharLMTrainLossPart38 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r41 *ocannlCharLMTrainLossPart38) Part(j39 int) {
 	scratch := r41.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j39][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j39][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j39][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -5415,8 +5483,12 @@ type ocannlCharLMTrainLossPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r42 *ocannlCharLMTrainLossPart39) Part(j40 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j40][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j40][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j40][0][0])
 		}
@@ -5616,8 +5688,12 @@ type ocannlCharLMTrainLossPart44 struct {
 // Part runs part j45 of the nest (0 <= j45 < 8).
 func (r47 *ocannlCharLMTrainLossPart44) Part(j45 int) {
 	scratch := r47.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j45][0], &scratch.net_block_2_x1[0][i1+8*j45][0])
 		}
@@ -5717,8 +5793,12 @@ type ocannlCharLMTrainLossPart47 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r50 *ocannlCharLMTrainLossPart47) Part(j48 int) {
 	scratch := r50.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j48][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+8*j48][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j48][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+8*j48][0])
 		}
@@ -5929,8 +6009,12 @@ type ocannlCharLMTrainLossPart53 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r56 *ocannlCharLMTrainLossPart53) Part(j54 int) {
 	scratch := r56.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j54][0], &scratch.net_h2[0][i1+8*j54][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j54][0], &scratch.net_h2[0][i1+8*j54][0])
 		}
@@ -6030,8 +6114,12 @@ type ocannlCharLMTrainLossPart56 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r59 *ocannlCharLMTrainLossPart56) Part(j57 int) {
 	scratch := r59.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j57][0], &scratch.net_block_3_layer_norm_1_var_1[0][i1+8*j57][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j57][0], &scratch.net_block_3_layer_norm_1_var_1[0][i1+8*j57][0])
 		}
@@ -6305,8 +6393,12 @@ type ocannlCharLMTrainLossPart63 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r67 *ocannlCharLMTrainLossPart63) Part(j64 int) {
 	scratch := r67.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_3_masked_attention_1_m[i0][8*j64][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j64][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_3_masked_attention_1_m[i0][8*j64][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j64][0][0])
 		}
@@ -6339,8 +6431,16 @@ type ocannlCharLMTrainLossPart64 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r68 *ocannlCharLMTrainLossPart64) Part(j65 int) {
 	scratch := r68.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j65][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j65][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j65][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -6376,8 +6476,12 @@ type ocannlCharLMTrainLossPart65 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r69 *ocannlCharLMTrainLossPart65) Part(j66 int) {
 	scratch := r69.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j66][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j66][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j66][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j66][0][0])
 		}
@@ -6577,8 +6681,12 @@ type ocannlCharLMTrainLossPart70 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlCharLMTrainLossPart70) Part(j71 int) {
 	scratch := r74.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j71][0], &scratch.net_block_3_x1[0][i1+8*j71][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j71][0], &scratch.net_block_3_x1[0][i1+8*j71][0])
 		}
@@ -6678,8 +6786,12 @@ type ocannlCharLMTrainLossPart73 struct {
 // Part runs part j74 of the nest (0 <= j74 < 8).
 func (r77 *ocannlCharLMTrainLossPart73) Part(j74 int) {
 	scratch := r77.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j74][0], &scratch.net_block_3_layer_norm_2_var_1[0][i1+8*j74][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j74][0], &scratch.net_block_3_layer_norm_2_var_1[0][i1+8*j74][0])
 		}
@@ -6890,8 +7002,12 @@ type ocannlCharLMTrainLossPart79 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r83 *ocannlCharLMTrainLossPart79) Part(j80 int) {
 	scratch := r83.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+8*j80][0], &scratch.net_h3[0][i1+8*j80][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+8*j80][0], &scratch.net_h3[0][i1+8*j80][0])
 		}
@@ -6991,8 +7107,12 @@ type ocannlCharLMTrainLossPart82 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r86 *ocannlCharLMTrainLossPart82) Part(j83 int) {
 	scratch := r86.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j83][0], &scratch.net_layer_norm_1_var_1[0][i1+8*j83][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j83][0], &scratch.net_layer_norm_1_var_1[0][i1+8*j83][0])
 		}
@@ -7131,8 +7251,12 @@ type ocannlCharLMTrainLossPart86 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r90 *ocannlCharLMTrainLossPart86) Part(j87 int) {
 	scratch := r90.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j87][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j87][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j87][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j87][0])
 		}
@@ -7198,8 +7322,12 @@ type ocannlCharLMTrainLossPart88 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r92 *ocannlCharLMTrainLossPart88) Part(j89 int) {
 	scratch := r92.scratch
-	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j89][0], &scratch.train_cross_entropy_1_z[i0][8*j89][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j89][0], &scratch.train_cross_entropy_1_z[i0][8*j89][0])
 		}
@@ -7228,8 +7356,12 @@ type ocannlCharLMTrainLossPart89 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r93 *ocannlCharLMTrainLossPart89) Part(j90 int) {
 	scratch := r93.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j90][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j90][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j90][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j90][0])
 		}
@@ -10653,9 +10785,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_x_3[0][0][0], &scratch.net_block_1_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_x_3[0][0][0], &scratch.net_block_1_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10880,9 +11014,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_1_linear_2_x_3[0][0][0], &scratch.net_block_1_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_1_linear_2_x_3[0][0][0], &scratch.net_block_1_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11041,9 +11177,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_x_3[0][0][0], &scratch.net_block_2_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_x_3[0][0][0], &scratch.net_block_2_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11268,9 +11406,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_2_linear_2_x_3[0][0][0], &scratch.net_block_2_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_2_linear_2_x_3[0][0][0], &scratch.net_block_2_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11429,9 +11569,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_3_masked_attention_1_x_3[0][0][0], &scratch.net_block_3_masked_attention_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_3_masked_attention_1_x_3[0][0][0], &scratch.net_block_3_masked_attention_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11656,9 +11798,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_block_3_linear_2_x_3[0][0][0], &scratch.net_block_3_linear_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_block_3_linear_2_x_3[0][0][0], &scratch.net_block_3_linear_2_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11817,9 +11961,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
 
-	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = sqrt(x0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_linear_1_x_3[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_linear_1_x_3[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11920,8 +12066,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
-	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_1[0], &scratch.train_cross_entropy_1_picked[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -11946,25 +12094,6 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec102 := ocannlCharLMBackwardPart101Records.Get()
 	rec102.gNetEmbedding1Table = gNetEmbedding1Table
 	rec102.gNetPos = gNetPos
-	rec102.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec102.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec102.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec102.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec102.gNetBlock1Linear2W = gNetBlock1Linear2W
-	rec102.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec102.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec102.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec102.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec102.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec102.gNetBlock2Linear2W = gNetBlock2Linear2W
-	rec102.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec102.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
-	rec102.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
-	rec102.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
-	rec102.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
-	rec102.gNetBlock3Linear2W = gNetBlock3Linear2W
-	rec102.gNetBlock3Linear1W = gNetBlock3Linear1W
-	rec102.gNetLinear1W = gNetLinear1W
 	rec102.scratch = scratch
 	region.Run(rec102, 8)
 	*rec102 = ocannlCharLMBackwardPart101{}
@@ -12184,6 +12313,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart111Records.Put(rec112)
 
 	// backprop of op 148 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetLinear1W = [12288]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec113 := ocannlCharLMBackwardPart112Records.Get()
 	rec113.gNetLinear1W = gNetLinear1W
@@ -12488,6 +12620,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart130Records.Put(rec131)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g1 =+ g * v2; g1 is net.block#3.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3Linear1W = [36864]float32{}
+	}
 	// 6 parts of i3 on the pool.
 	rec132 := ocannlCharLMBackwardPart131Records.Get()
 	rec132.gNetBlock3Linear1W = gNetBlock3Linear1W
@@ -12552,6 +12687,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart135Records.Put(rec136)
 
 	// backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g1 =+ g * v2; g1 is net.block#3.linear#2.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3Linear2W = [36864]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec137 := ocannlCharLMBackwardPart136Records.Get()
 	rec137.gNetBlock3Linear2W = gNetBlock3Linear2W
@@ -12821,6 +12959,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart152Records.Put(rec153)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3MaskedAttention1WO = [9216]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec154 := ocannlCharLMBackwardPart153Records.Get()
 	rec154.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
@@ -13006,6 +13147,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart168Records.Put(rec169)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3MaskedAttention1WV = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec170 := ocannlCharLMBackwardPart169Records.Get()
 	rec170.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
@@ -13027,6 +13171,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart170Records.Put(rec171)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3MaskedAttention1WK = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec172 := ocannlCharLMBackwardPart171Records.Get()
 	rec172.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
@@ -13045,6 +13192,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart172Records.Put(rec173)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock3MaskedAttention1WQ = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec174 := ocannlCharLMBackwardPart173Records.Get()
 	rec174.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
@@ -13343,6 +13493,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart191Records.Put(rec192)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Linear1W = [36864]float32{}
+	}
 	// 6 parts of i3 on the pool.
 	rec193 := ocannlCharLMBackwardPart192Records.Get()
 	rec193.gNetBlock2Linear1W = gNetBlock2Linear1W
@@ -13407,6 +13560,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart196Records.Put(rec197)
 
 	// backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g1 =+ g * v2; g1 is net.block#2.linear#2.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Linear2W = [36864]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec198 := ocannlCharLMBackwardPart197Records.Get()
 	rec198.gNetBlock2Linear2W = gNetBlock2Linear2W
@@ -13676,6 +13832,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart213Records.Put(rec214)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WO = [9216]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec215 := ocannlCharLMBackwardPart214Records.Get()
 	rec215.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
@@ -13861,6 +14020,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart229Records.Put(rec230)
 
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WV = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec231 := ocannlCharLMBackwardPart230Records.Get()
 	rec231.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
@@ -13882,6 +14044,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart231Records.Put(rec232)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WK = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec233 := ocannlCharLMBackwardPart232Records.Get()
 	rec233.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
@@ -13900,6 +14065,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart233Records.Put(rec234)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WQ = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec235 := ocannlCharLMBackwardPart234Records.Get()
 	rec235.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
@@ -14198,6 +14366,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart252Records.Put(rec253)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Linear1W = [36864]float32{}
+	}
 	// 6 parts of i3 on the pool.
 	rec254 := ocannlCharLMBackwardPart253Records.Get()
 	rec254.gNetBlock1Linear1W = gNetBlock1Linear1W
@@ -14262,6 +14433,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart257Records.Put(rec258)
 
 	// backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g1 =+ g * v2; g1 is net.block#1.linear#2.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Linear2W = [36864]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec259 := ocannlCharLMBackwardPart258Records.Get()
 	rec259.gNetBlock1Linear2W = gNetBlock1Linear2W
@@ -14531,6 +14705,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart274Records.Put(rec275)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WO = [9216]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec276 := ocannlCharLMBackwardPart275Records.Get()
 	rec276.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
@@ -14716,6 +14893,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart290Records.Put(rec291)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WV = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec292 := ocannlCharLMBackwardPart291Records.Get()
 	rec292.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
@@ -14737,6 +14917,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart292Records.Put(rec293)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WK = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec294 := ocannlCharLMBackwardPart293Records.Get()
 	rec294.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
@@ -14755,6 +14938,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart294Records.Put(rec295)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WQ = [9216]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec296 := ocannlCharLMBackwardPart295Records.Get()
 	rec296.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
@@ -15362,8 +15548,12 @@ type ocannlCharLMBackwardPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlCharLMBackwardPart1) Part(j2 int) {
 	scratch := r2.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+8*j2][0], &scratch.net_h0[0][i1+8*j2][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+8*j2][0], &scratch.net_h0[0][i1+8*j2][0])
 		}
@@ -15463,8 +15653,12 @@ type ocannlCharLMBackwardPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlCharLMBackwardPart4) Part(j5 int) {
 	scratch := r5.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+8*j5][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+8*j5][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+8*j5][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+8*j5][0])
 		}
@@ -15772,8 +15966,12 @@ type ocannlCharLMBackwardPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r14 *ocannlCharLMBackwardPart12) Part(j13 int) {
 	scratch := r14.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[i0][8*j13][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j13][0][0])
 		}
@@ -15806,8 +16004,16 @@ type ocannlCharLMBackwardPart13 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r15 *ocannlCharLMBackwardPart13) Part(j14 int) {
 	scratch := r15.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j14][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j14][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1+8*j14][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -15843,8 +16049,12 @@ type ocannlCharLMBackwardPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlCharLMBackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j15][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j15][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[i0][8*j15][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j15][0][0])
 		}
@@ -16044,8 +16254,12 @@ type ocannlCharLMBackwardPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r21 *ocannlCharLMBackwardPart19) Part(j20 int) {
 	scratch := r21.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j20][0], &scratch.net_block_1_x1[0][i1+8*j20][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+8*j20][0], &scratch.net_block_1_x1[0][i1+8*j20][0])
 		}
@@ -16145,8 +16359,12 @@ type ocannlCharLMBackwardPart22 struct {
 // Part runs part j23 of the nest (0 <= j23 < 8).
 func (r24 *ocannlCharLMBackwardPart22) Part(j23 int) {
 	scratch := r24.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j23][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+8*j23][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+8*j23][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+8*j23][0])
 		}
@@ -16427,8 +16645,12 @@ type ocannlCharLMBackwardPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlCharLMBackwardPart30) Part(j31 int) {
 	scratch := r32.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j31][0], &scratch.net_h1[0][i1+8*j31][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+8*j31][0], &scratch.net_h1[0][i1+8*j31][0])
 		}
@@ -16528,8 +16750,12 @@ type ocannlCharLMBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlCharLMBackwardPart33) Part(j34 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j34][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+8*j34][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+8*j34][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+8*j34][0])
 		}
@@ -16837,8 +17063,12 @@ type ocannlCharLMBackwardPart41 struct {
 // Part runs part j42 of the nest (0 <= j42 < 8).
 func (r44 *ocannlCharLMBackwardPart41) Part(j42 int) {
 	scratch := r44.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[i0][8*j42][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j42][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[i0][8*j42][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j42][0][0])
 		}
@@ -16871,8 +17101,16 @@ type ocannlCharLMBackwardPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r45 *ocannlCharLMBackwardPart42) Part(j43 int) {
 	scratch := r45.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j43][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j43][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1+8*j43][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -16908,8 +17146,12 @@ type ocannlCharLMBackwardPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r46 *ocannlCharLMBackwardPart43) Part(j44 int) {
 	scratch := r46.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j44][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j44][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[i0][8*j44][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j44][0][0])
 		}
@@ -17109,8 +17351,12 @@ type ocannlCharLMBackwardPart48 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r51 *ocannlCharLMBackwardPart48) Part(j49 int) {
 	scratch := r51.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j49][0], &scratch.net_block_2_x1[0][i1+8*j49][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+8*j49][0], &scratch.net_block_2_x1[0][i1+8*j49][0])
 		}
@@ -17210,8 +17456,12 @@ type ocannlCharLMBackwardPart51 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r54 *ocannlCharLMBackwardPart51) Part(j52 int) {
 	scratch := r54.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j52][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+8*j52][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+8*j52][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+8*j52][0])
 		}
@@ -17492,8 +17742,12 @@ type ocannlCharLMBackwardPart59 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlCharLMBackwardPart59) Part(j60 int) {
 	scratch := r62.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j60][0], &scratch.net_h2[0][i1+8*j60][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_mean_1[0][i1+8*j60][0], &scratch.net_h2[0][i1+8*j60][0])
 		}
@@ -17593,8 +17847,12 @@ type ocannlCharLMBackwardPart62 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r65 *ocannlCharLMBackwardPart62) Part(j63 int) {
 	scratch := r65.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_1_var_1[0][i1+8*j63][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_1_var_2[0][i1+8*j63][0], &scratch.net_block_3_layer_norm_1_var_1[0][i1+8*j63][0])
 		}
@@ -17902,8 +18160,12 @@ type ocannlCharLMBackwardPart70 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlCharLMBackwardPart70) Part(j71 int) {
 	scratch := r74.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce1AVX512(&scratch.net_block_3_masked_attention_1_m[i0][8*j71][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j71][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce1AVX2(&scratch.net_block_3_masked_attention_1_m[i0][8*j71][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j71][0][0])
 		}
@@ -17936,8 +18198,16 @@ type ocannlCharLMBackwardPart71 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r75 *ocannlCharLMBackwardPart71) Part(j72 int) {
 	scratch := r75.scratch
-	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					ocannlMap8AVX512(&scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j72][i2][0], &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j72][i2][0], &scratch.net_block_3_masked_attention_1_m[i0][i1+8*j72][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
@@ -17973,8 +18243,12 @@ type ocannlCharLMBackwardPart72 struct {
 // Part runs part j73 of the nest (0 <= j73 < 8).
 func (r76 *ocannlCharLMBackwardPart72) Part(j73 int) {
 	scratch := r76.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j73][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j73][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_attn_1[i0][8*j73][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j73][0][0])
 		}
@@ -18174,8 +18448,12 @@ type ocannlCharLMBackwardPart77 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r81 *ocannlCharLMBackwardPart77) Part(j78 int) {
 	scratch := r81.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j78][0], &scratch.net_block_3_x1[0][i1+8*j78][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_mean_1[0][i1+8*j78][0], &scratch.net_block_3_x1[0][i1+8*j78][0])
 		}
@@ -18275,8 +18553,12 @@ type ocannlCharLMBackwardPart80 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r84 *ocannlCharLMBackwardPart80) Part(j81 int) {
 	scratch := r84.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j81][0], &scratch.net_block_3_layer_norm_2_var_1[0][i1+8*j81][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_block_3_layer_norm_2_var_2[0][i1+8*j81][0], &scratch.net_block_3_layer_norm_2_var_1[0][i1+8*j81][0])
 		}
@@ -18557,8 +18839,12 @@ type ocannlCharLMBackwardPart88 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r92 *ocannlCharLMBackwardPart88) Part(j89 int) {
 	scratch := r92.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+8*j89][0], &scratch.net_h3[0][i1+8*j89][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+8*j89][0], &scratch.net_h3[0][i1+8*j89][0])
 		}
@@ -18658,8 +18944,12 @@ type ocannlCharLMBackwardPart91 struct {
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r95 *ocannlCharLMBackwardPart91) Part(j92 int) {
 	scratch := r95.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+8*j92][0], &scratch.net_layer_norm_1_var_1[0][i1+8*j92][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+8*j92][0], &scratch.net_layer_norm_1_var_1[0][i1+8*j92][0])
 		}
@@ -18832,8 +19122,12 @@ type ocannlCharLMBackwardPart96 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r100 *ocannlCharLMBackwardPart96) Part(j97 int) {
 	scratch := r100.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 128 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j97][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j97][0])
 		}
@@ -18899,8 +19193,12 @@ type ocannlCharLMBackwardPart98 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r102 *ocannlCharLMBackwardPart98) Part(j99 int) {
 	scratch := r102.scratch
-	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[i0][8*j99][0], &scratch.train_cross_entropy_1_z[i0][8*j99][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[i0][8*j99][0], &scratch.train_cross_entropy_1_z[i0][8*j99][0])
 		}
@@ -18929,8 +19227,12 @@ type ocannlCharLMBackwardPart99 struct {
 // Part runs part j100 of the nest (0 <= j100 < 8).
 func (r103 *ocannlCharLMBackwardPart99) Part(j100 int) {
 	scratch := r103.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 128 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j100][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j100][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][i1+8*j100][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j100][0])
 		}
@@ -18988,62 +19290,24 @@ func (r104 *ocannlCharLMBackwardPart100) Part(j101 int) {
 var ocannlCharLMBackwardPart100Records rt.Records[ocannlCharLMBackwardPart100]
 
 // ocannlCharLMBackwardPart101 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 28 arrays (see rt.Pool).
+// filling 1/8 of the first dim of 9 arrays (see rt.Pool).
 type ocannlCharLMBackwardPart101 struct {
-	gNetEmbedding1Table          *[12288]float32
-	gNetPos                      *[6144]float32
-	gNetBlock1MaskedAttention1WQ *[9216]float32
-	gNetBlock1MaskedAttention1WK *[9216]float32
-	gNetBlock1MaskedAttention1WV *[9216]float32
-	gNetBlock1MaskedAttention1WO *[9216]float32
-	gNetBlock1Linear2W           *[36864]float32
-	gNetBlock1Linear1W           *[36864]float32
-	gNetBlock2MaskedAttention1WQ *[9216]float32
-	gNetBlock2MaskedAttention1WK *[9216]float32
-	gNetBlock2MaskedAttention1WV *[9216]float32
-	gNetBlock2MaskedAttention1WO *[9216]float32
-	gNetBlock2Linear2W           *[36864]float32
-	gNetBlock2Linear1W           *[36864]float32
-	gNetBlock3MaskedAttention1WQ *[9216]float32
-	gNetBlock3MaskedAttention1WK *[9216]float32
-	gNetBlock3MaskedAttention1WV *[9216]float32
-	gNetBlock3MaskedAttention1WO *[9216]float32
-	gNetBlock3Linear2W           *[36864]float32
-	gNetBlock3Linear1W           *[36864]float32
-	gNetLinear1W                 *[12288]float32
-	scratch                      *ocannlCharLMBackwardScratch
+	gNetEmbedding1Table *[12288]float32
+	gNetPos             *[6144]float32
+	scratch             *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j102 of the nest (0 <= j102 < 8).
 func (r105 *ocannlCharLMBackwardPart101) Part(j102 int) {
-	gNetEmbedding1Table, gNetPos, gNetBlock1MaskedAttention1WQ, gNetBlock1MaskedAttention1WK, gNetBlock1MaskedAttention1WV, gNetBlock1MaskedAttention1WO, gNetBlock1Linear2W, gNetBlock1Linear1W, gNetBlock2MaskedAttention1WQ, gNetBlock2MaskedAttention1WK, gNetBlock2MaskedAttention1WV, gNetBlock2MaskedAttention1WO, gNetBlock2Linear2W, gNetBlock2Linear1W, gNetBlock3MaskedAttention1WQ, gNetBlock3MaskedAttention1WK, gNetBlock3MaskedAttention1WV, gNetBlock3MaskedAttention1WO, gNetBlock3Linear2W, gNetBlock3Linear1W, gNetLinear1W, scratch := r105.gNetEmbedding1Table, r105.gNetPos, r105.gNetBlock1MaskedAttention1WQ, r105.gNetBlock1MaskedAttention1WK, r105.gNetBlock1MaskedAttention1WV, r105.gNetBlock1MaskedAttention1WO, r105.gNetBlock1Linear2W, r105.gNetBlock1Linear1W, r105.gNetBlock2MaskedAttention1WQ, r105.gNetBlock2MaskedAttention1WK, r105.gNetBlock2MaskedAttention1WV, r105.gNetBlock2MaskedAttention1WO, r105.gNetBlock2Linear2W, r105.gNetBlock2Linear1W, r105.gNetBlock3MaskedAttention1WQ, r105.gNetBlock3MaskedAttention1WK, r105.gNetBlock3MaskedAttention1WV, r105.gNetBlock3MaskedAttention1WO, r105.gNetBlock3Linear2W, r105.gNetBlock3Linear1W, r105.gNetLinear1W, r105.scratch
+	gNetEmbedding1Table, gNetPos, scratch := r105.gNetEmbedding1Table, r105.gNetPos, r105.scratch
 	clear(gNetEmbedding1Table[1536*j102 : 1536*j102+1536])
 	clear(gNetPos[768*j102 : 768*j102+768])
-	clear(gNetBlock1MaskedAttention1WQ[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock1MaskedAttention1WK[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock1MaskedAttention1WV[1152*j102 : 1152*j102+1152])
 	clear(scratch.net_block_1_masked_attention_1_m_grad[2*j102 : 2*j102+2])
 	clear(scratch.net_block_1_masked_attention_1_attn_1_grad[2*j102 : 2*j102+2])
-	clear(gNetBlock1MaskedAttention1WO[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock1Linear2W[4608*j102 : 4608*j102+4608])
-	clear(gNetBlock1Linear1W[4608*j102 : 4608*j102+4608])
-	clear(gNetBlock2MaskedAttention1WQ[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock2MaskedAttention1WK[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock2MaskedAttention1WV[1152*j102 : 1152*j102+1152])
 	clear(scratch.net_block_2_masked_attention_1_m_grad[2*j102 : 2*j102+2])
 	clear(scratch.net_block_2_masked_attention_1_attn_1_grad[2*j102 : 2*j102+2])
-	clear(gNetBlock2MaskedAttention1WO[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock2Linear2W[4608*j102 : 4608*j102+4608])
-	clear(gNetBlock2Linear1W[4608*j102 : 4608*j102+4608])
-	clear(gNetBlock3MaskedAttention1WQ[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock3MaskedAttention1WK[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock3MaskedAttention1WV[1152*j102 : 1152*j102+1152])
 	clear(scratch.net_block_3_masked_attention_1_m_grad[2*j102 : 2*j102+2])
 	clear(scratch.net_block_3_masked_attention_1_attn_1_grad[2*j102 : 2*j102+2])
-	clear(gNetBlock3MaskedAttention1WO[1152*j102 : 1152*j102+1152])
-	clear(gNetBlock3Linear2W[4608*j102 : 4608*j102+4608])
-	clear(gNetBlock3Linear1W[4608*j102 : 4608*j102+4608])
-	clear(gNetLinear1W[1536*j102 : 1536*j102+1536])
 	clear(scratch.train_cross_entropy_1_logp_grad[2*j102 : 2*j102+2])
 }
 
@@ -19093,8 +19357,12 @@ type ocannlCharLMBackwardPart103 struct {
 // Part runs part j104 of the nest (0 <= j104 < 8).
 func (r107 *ocannlCharLMBackwardPart103) Part(j104 int) {
 	scratch := r107.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j104][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j104][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j104][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j104][0])
 		}
@@ -19228,8 +19496,12 @@ type ocannlCharLMBackwardPart107 struct {
 // Part runs part j108 of the nest (0 <= j108 < 8).
 func (r111 *ocannlCharLMBackwardPart107) Part(j108 int) {
 	scratch := r111.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j108][0], &scratch.train_cross_entropy_1_z_grad[0][i1+8*j108][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j108][0], &scratch.train_cross_entropy_1_z_grad[0][i1+8*j108][0])
 		}
@@ -19260,8 +19532,12 @@ type ocannlCharLMBackwardPart108 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r114 *ocannlCharLMBackwardPart108) Part(j111 int) {
 	scratch := r114.scratch
-	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
 		}
@@ -19380,8 +19656,10 @@ type ocannlCharLMBackwardPart111 struct {
 func (r119 *ocannlCharLMBackwardPart111) Part(j114 int) {
 	scratch, gNetLinear1BPartial := r119.scratch, &r119.gNetLinear1BPartial
 	gNetLinear1BPartial[j114] = [128]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -19533,8 +19811,10 @@ type ocannlCharLMBackwardPart115 struct {
 func (r123 *ocannlCharLMBackwardPart115) Part(j119 int) {
 	scratch, gNetLayerNorm1BetaPartial := r123.scratch, &r123.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j119] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -19605,8 +19885,12 @@ type ocannlCharLMBackwardPart117 struct {
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r125 *ocannlCharLMBackwardPart117) Part(j122 int) {
 	scratch := r125.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
 		}
@@ -19641,8 +19925,10 @@ type ocannlCharLMBackwardPart118 struct {
 func (r126 *ocannlCharLMBackwardPart118) Part(j123 int) {
 	scratch, gNetLayerNorm1GammaPartial := r126.scratch, &r126.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j123] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -19855,8 +20141,12 @@ type ocannlCharLMBackwardPart124 struct {
 // Part runs part j130 of the nest (0 <= j130 < 8).
 func (r132 *ocannlCharLMBackwardPart124) Part(j130 int) {
 	scratch := r132.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
 		}
@@ -20061,8 +20351,10 @@ type ocannlCharLMBackwardPart130 struct {
 func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
 	scratch, gNetBlock3Linear1BPartial := r138.scratch, &r138.gNetBlock3Linear1BPartial
 	gNetBlock3Linear1BPartial[j136] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -20245,8 +20537,10 @@ type ocannlCharLMBackwardPart135 struct {
 func (r143 *ocannlCharLMBackwardPart135) Part(j142 int) {
 	scratch, gNetBlock3Linear2BPartial := r143.scratch, &r143.gNetBlock3Linear2BPartial
 	gNetBlock3Linear2BPartial[j142] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -20398,8 +20692,10 @@ type ocannlCharLMBackwardPart139 struct {
 func (r147 *ocannlCharLMBackwardPart139) Part(j147 int) {
 	scratch, gNetBlock3LayerNorm2BetaPartial := r147.scratch, &r147.gNetBlock3LayerNorm2BetaPartial
 	gNetBlock3LayerNorm2BetaPartial[j147] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -20470,8 +20766,12 @@ type ocannlCharLMBackwardPart141 struct {
 // Part runs part j150 of the nest (0 <= j150 < 8).
 func (r149 *ocannlCharLMBackwardPart141) Part(j150 int) {
 	scratch := r149.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
 		}
@@ -20506,8 +20806,10 @@ type ocannlCharLMBackwardPart142 struct {
 func (r150 *ocannlCharLMBackwardPart142) Part(j151 int) {
 	scratch, gNetBlock3LayerNorm2GammaPartial := r150.scratch, &r150.gNetBlock3LayerNorm2GammaPartial
 	gNetBlock3LayerNorm2GammaPartial[j151] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -20720,8 +21022,12 @@ type ocannlCharLMBackwardPart148 struct {
 // Part runs part j158 of the nest (0 <= j158 < 8).
 func (r156 *ocannlCharLMBackwardPart148) Part(j158 int) {
 	scratch := r156.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
 		}
@@ -21094,8 +21400,12 @@ type ocannlCharLMBackwardPart158 struct {
 // Part runs part j168 of the nest (0 <= j168 < 8).
 func (r166 *ocannlCharLMBackwardPart158) Part(j168 int) {
 	scratch := r166.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce14AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
 		}
@@ -21239,8 +21549,12 @@ type ocannlCharLMBackwardPart162 struct {
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlCharLMBackwardPart162) Part(j172 int) {
 	scratch := r170.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
 		}
@@ -21273,8 +21587,12 @@ type ocannlCharLMBackwardPart163 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r173 *ocannlCharLMBackwardPart163) Part(j176 int) {
 	scratch := r173.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
 		}
@@ -21830,8 +22148,10 @@ type ocannlCharLMBackwardPart176 struct {
 func (r189 *ocannlCharLMBackwardPart176) Part(j189 int) {
 	scratch, gNetBlock3LayerNorm1BetaPartial := r189.scratch, &r189.gNetBlock3LayerNorm1BetaPartial
 	gNetBlock3LayerNorm1BetaPartial[j189] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -21902,8 +22222,12 @@ type ocannlCharLMBackwardPart178 struct {
 // Part runs part j192 of the nest (0 <= j192 < 8).
 func (r191 *ocannlCharLMBackwardPart178) Part(j192 int) {
 	scratch := r191.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
 		}
@@ -21938,8 +22262,10 @@ type ocannlCharLMBackwardPart179 struct {
 func (r192 *ocannlCharLMBackwardPart179) Part(j193 int) {
 	scratch, gNetBlock3LayerNorm1GammaPartial := r192.scratch, &r192.gNetBlock3LayerNorm1GammaPartial
 	gNetBlock3LayerNorm1GammaPartial[j193] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -22152,8 +22478,12 @@ type ocannlCharLMBackwardPart185 struct {
 // Part runs part j200 of the nest (0 <= j200 < 8).
 func (r198 *ocannlCharLMBackwardPart185) Part(j200 int) {
 	scratch := r198.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
 		}
@@ -22358,8 +22688,10 @@ type ocannlCharLMBackwardPart191 struct {
 func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
 	scratch, gNetBlock2Linear1BPartial := r204.scratch, &r204.gNetBlock2Linear1BPartial
 	gNetBlock2Linear1BPartial[j206] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -22542,8 +22874,10 @@ type ocannlCharLMBackwardPart196 struct {
 func (r209 *ocannlCharLMBackwardPart196) Part(j212 int) {
 	scratch, gNetBlock2Linear2BPartial := r209.scratch, &r209.gNetBlock2Linear2BPartial
 	gNetBlock2Linear2BPartial[j212] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -22695,8 +23029,10 @@ type ocannlCharLMBackwardPart200 struct {
 func (r213 *ocannlCharLMBackwardPart200) Part(j217 int) {
 	scratch, gNetBlock2LayerNorm2BetaPartial := r213.scratch, &r213.gNetBlock2LayerNorm2BetaPartial
 	gNetBlock2LayerNorm2BetaPartial[j217] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -22767,8 +23103,12 @@ type ocannlCharLMBackwardPart202 struct {
 // Part runs part j220 of the nest (0 <= j220 < 8).
 func (r215 *ocannlCharLMBackwardPart202) Part(j220 int) {
 	scratch := r215.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
 		}
@@ -22803,8 +23143,10 @@ type ocannlCharLMBackwardPart203 struct {
 func (r216 *ocannlCharLMBackwardPart203) Part(j221 int) {
 	scratch, gNetBlock2LayerNorm2GammaPartial := r216.scratch, &r216.gNetBlock2LayerNorm2GammaPartial
 	gNetBlock2LayerNorm2GammaPartial[j221] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -23017,8 +23359,12 @@ type ocannlCharLMBackwardPart209 struct {
 // Part runs part j228 of the nest (0 <= j228 < 8).
 func (r222 *ocannlCharLMBackwardPart209) Part(j228 int) {
 	scratch := r222.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
 		}
@@ -23391,8 +23737,12 @@ type ocannlCharLMBackwardPart219 struct {
 // Part runs part j238 of the nest (0 <= j238 < 8).
 func (r232 *ocannlCharLMBackwardPart219) Part(j238 int) {
 	scratch := r232.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
 		}
@@ -23536,8 +23886,12 @@ type ocannlCharLMBackwardPart223 struct {
 // Part runs part j242 of the nest (0 <= j242 < 8).
 func (r236 *ocannlCharLMBackwardPart223) Part(j242 int) {
 	scratch := r236.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
 		}
@@ -23570,8 +23924,12 @@ type ocannlCharLMBackwardPart224 struct {
 // Part runs part j246 of the nest (0 <= j246 < 8).
 func (r239 *ocannlCharLMBackwardPart224) Part(j246 int) {
 	scratch := r239.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
 		}
@@ -24127,8 +24485,10 @@ type ocannlCharLMBackwardPart237 struct {
 func (r255 *ocannlCharLMBackwardPart237) Part(j259 int) {
 	scratch, gNetBlock2LayerNorm1BetaPartial := r255.scratch, &r255.gNetBlock2LayerNorm1BetaPartial
 	gNetBlock2LayerNorm1BetaPartial[j259] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -24199,8 +24559,12 @@ type ocannlCharLMBackwardPart239 struct {
 // Part runs part j262 of the nest (0 <= j262 < 8).
 func (r257 *ocannlCharLMBackwardPart239) Part(j262 int) {
 	scratch := r257.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
 		}
@@ -24235,8 +24599,10 @@ type ocannlCharLMBackwardPart240 struct {
 func (r258 *ocannlCharLMBackwardPart240) Part(j263 int) {
 	scratch, gNetBlock2LayerNorm1GammaPartial := r258.scratch, &r258.gNetBlock2LayerNorm1GammaPartial
 	gNetBlock2LayerNorm1GammaPartial[j263] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -24449,8 +24815,12 @@ type ocannlCharLMBackwardPart246 struct {
 // Part runs part j270 of the nest (0 <= j270 < 8).
 func (r264 *ocannlCharLMBackwardPart246) Part(j270 int) {
 	scratch := r264.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
 		}
@@ -24655,8 +25025,10 @@ type ocannlCharLMBackwardPart252 struct {
 func (r270 *ocannlCharLMBackwardPart252) Part(j276 int) {
 	scratch, gNetBlock1Linear1BPartial := r270.scratch, &r270.gNetBlock1Linear1BPartial
 	gNetBlock1Linear1BPartial[j276] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -24839,8 +25211,10 @@ type ocannlCharLMBackwardPart257 struct {
 func (r275 *ocannlCharLMBackwardPart257) Part(j282 int) {
 	scratch, gNetBlock1Linear2BPartial := r275.scratch, &r275.gNetBlock1Linear2BPartial
 	gNetBlock1Linear2BPartial[j282] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -24992,8 +25366,10 @@ type ocannlCharLMBackwardPart261 struct {
 func (r279 *ocannlCharLMBackwardPart261) Part(j287 int) {
 	scratch, gNetBlock1LayerNorm2BetaPartial := r279.scratch, &r279.gNetBlock1LayerNorm2BetaPartial
 	gNetBlock1LayerNorm2BetaPartial[j287] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -25064,8 +25440,12 @@ type ocannlCharLMBackwardPart263 struct {
 // Part runs part j290 of the nest (0 <= j290 < 8).
 func (r281 *ocannlCharLMBackwardPart263) Part(j290 int) {
 	scratch := r281.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
 		}
@@ -25100,8 +25480,10 @@ type ocannlCharLMBackwardPart264 struct {
 func (r282 *ocannlCharLMBackwardPart264) Part(j291 int) {
 	scratch, gNetBlock1LayerNorm2GammaPartial := r282.scratch, &r282.gNetBlock1LayerNorm2GammaPartial
 	gNetBlock1LayerNorm2GammaPartial[j291] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -25314,8 +25696,12 @@ type ocannlCharLMBackwardPart270 struct {
 // Part runs part j298 of the nest (0 <= j298 < 8).
 func (r288 *ocannlCharLMBackwardPart270) Part(j298 int) {
 	scratch := r288.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
 		}
@@ -25688,8 +26074,12 @@ type ocannlCharLMBackwardPart280 struct {
 // Part runs part j308 of the nest (0 <= j308 < 8).
 func (r298 *ocannlCharLMBackwardPart280) Part(j308 int) {
 	scratch := r298.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
 		}
@@ -25833,8 +26223,12 @@ type ocannlCharLMBackwardPart284 struct {
 // Part runs part j312 of the nest (0 <= j312 < 8).
 func (r302 *ocannlCharLMBackwardPart284) Part(j312 int) {
 	scratch := r302.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
 		}
@@ -25867,8 +26261,12 @@ type ocannlCharLMBackwardPart285 struct {
 // Part runs part j316 of the nest (0 <= j316 < 8).
 func (r305 *ocannlCharLMBackwardPart285) Part(j316 int) {
 	scratch := r305.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
 		}
@@ -26424,8 +26822,10 @@ type ocannlCharLMBackwardPart298 struct {
 func (r321 *ocannlCharLMBackwardPart298) Part(j329 int) {
 	scratch, gNetBlock1LayerNorm1BetaPartial := r321.scratch, &r321.gNetBlock1LayerNorm1BetaPartial
 	gNetBlock1LayerNorm1BetaPartial[j329] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -26496,8 +26896,12 @@ type ocannlCharLMBackwardPart300 struct {
 // Part runs part j332 of the nest (0 <= j332 < 8).
 func (r323 *ocannlCharLMBackwardPart300) Part(j332 int) {
 	scratch := r323.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
 		}
@@ -26532,8 +26936,10 @@ type ocannlCharLMBackwardPart301 struct {
 func (r324 *ocannlCharLMBackwardPart301) Part(j333 int) {
 	scratch, gNetBlock1LayerNorm1GammaPartial := r324.scratch, &r324.gNetBlock1LayerNorm1GammaPartial
 	gNetBlock1LayerNorm1GammaPartial[j333] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -26746,8 +27152,12 @@ type ocannlCharLMBackwardPart307 struct {
 // Part runs part j340 of the nest (0 <= j340 < 8).
 func (r330 *ocannlCharLMBackwardPart307) Part(j340 int) {
 	scratch := r330.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
 		}
@@ -26847,8 +27257,10 @@ type ocannlCharLMBackwardPart310 struct {
 // Part runs part j343 of the nest (0 <= j343 < 8).
 func (r333 *ocannlCharLMBackwardPart310) Part(j343 int) {
 	gNetPos, scratch := r333.gNetPos, r333.scratch
-	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
 	} else {
 		for i0 := range 16 {
@@ -28151,8 +28563,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28207,8 +28621,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28406,8 +28822,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#1.masked_attention#1@2/ex = pointwise exp of _net.block#1.masked_attention#1@2/ex.1
-	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -28502,8 +28920,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28558,8 +28978,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28745,8 +29167,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28801,8 +29225,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29000,8 +29426,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#2.masked_attention#1@2/ex = pointwise exp of _net.block#2.masked_attention#1@2/ex.1
-	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -29096,8 +29524,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29152,8 +29582,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29339,8 +29771,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#3.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29395,8 +29829,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#3.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29594,8 +30030,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#3.masked_attention#1@2/ex = pointwise exp of _net.block#3.masked_attention#1@2/ex.1
-	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -29690,8 +30128,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#3.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29746,8 +30186,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.block#3.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2@2/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29933,8 +30375,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29989,8 +30433,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30314,8 +30760,10 @@ type ocannlCharLMNextPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCharLMNextPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_2_m[0][8*j5][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][8*j5][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30344,8 +30792,10 @@ type ocannlCharLMNextPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r7 *ocannlCharLMNextPart5) Part(j6 int) {
 	scratch := r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_2_attn_1[0][8*j6][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][8*j6][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30674,8 +31124,10 @@ type ocannlCharLMNextPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r17 *ocannlCharLMNextPart14) Part(j15 int) {
 	scratch := r17.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_2_m[0][8*j15][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30704,8 +31156,10 @@ type ocannlCharLMNextPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r18 *ocannlCharLMNextPart15) Part(j16 int) {
 	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_2_attn_1[0][8*j16][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][8*j16][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31034,8 +31488,10 @@ type ocannlCharLMNextPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r28 *ocannlCharLMNextPart24) Part(j25 int) {
 	scratch := r28.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 64 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.net_block_3_masked_attention_1_2_m[0][8*j25][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31064,8 +31520,10 @@ type ocannlCharLMNextPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlCharLMNextPart25) Part(j26 int) {
 	scratch := r29.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&scratch.net_block_3_masked_attention_1_2_attn_1[0][8*j26][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][8*j26][0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -151,6 +151,11 @@ func ocannlMap3AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32)
 
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32, x0 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
@@ -160,6 +165,11 @@ func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *flo
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 64 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap9AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
@@ -185,6 +195,11 @@ func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float32, x0 *float32)
 
 // ocannlMap17AVX512 runs a float32 pointwise kernel over 96 elements: c = mul(x0,x1).
 //
@@ -376,6 +391,11 @@ func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap57AVX512 runs a float32 pointwise kernel over 16384 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap57AVX512(c *float32, x0 *float32)
+
 // ocannlMap58AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -390,6 +410,101 @@ func ocannlMap59AVX512(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32)
+
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1024 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32)
+
+// ocannlReduce6AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 16 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce8AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32)
+
+// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce12AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float32, x0 *float32)
+
+// ocannlReduce13AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float32, x0 *float32)
+
+// ocannlReduce14AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce15AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float32, x0 *float32)
+
+// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float32, x0 *float32)
+
+// ocannlReduce18AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -1018,61 +1018,33 @@ k2:
 	ADDQ         $+384, R11
 	DECQ         R12
 	JNZ          k2
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       384(R9), Z2, Z2
 	VMOVUPS      Z2, 384(R9)
-	VADDPS       448(R9), Z3, Z3
 	VMOVUPS      Z3, 448(R9)
-	VADDPS       768(R9), Z4, Z4
 	VMOVUPS      Z4, 768(R9)
-	VADDPS       832(R9), Z5, Z5
 	VMOVUPS      Z5, 832(R9)
-	VADDPS       1152(R9), Z6, Z6
 	VMOVUPS      Z6, 1152(R9)
-	VADDPS       1216(R9), Z7, Z7
 	VMOVUPS      Z7, 1216(R9)
-	VADDPS       1536(R9), Z8, Z8
 	VMOVUPS      Z8, 1536(R9)
-	VADDPS       1600(R9), Z9, Z9
 	VMOVUPS      Z9, 1600(R9)
-	VADDPS       1920(R9), Z10, Z10
 	VMOVUPS      Z10, 1920(R9)
-	VADDPS       1984(R9), Z11, Z11
 	VMOVUPS      Z11, 1984(R9)
-	VADDPS       2304(R9), Z12, Z12
 	VMOVUPS      Z12, 2304(R9)
-	VADDPS       2368(R9), Z13, Z13
 	VMOVUPS      Z13, 2368(R9)
-	VADDPS       2688(R9), Z14, Z14
 	VMOVUPS      Z14, 2688(R9)
-	VADDPS       2752(R9), Z15, Z15
 	VMOVUPS      Z15, 2752(R9)
-	VADDPS       3072(R9), Z16, Z16
 	VMOVUPS      Z16, 3072(R9)
-	VADDPS       3136(R9), Z17, Z17
 	VMOVUPS      Z17, 3136(R9)
-	VADDPS       3456(R9), Z18, Z18
 	VMOVUPS      Z18, 3456(R9)
-	VADDPS       3520(R9), Z19, Z19
 	VMOVUPS      Z19, 3520(R9)
-	VADDPS       3840(R9), Z20, Z20
 	VMOVUPS      Z20, 3840(R9)
-	VADDPS       3904(R9), Z21, Z21
 	VMOVUPS      Z21, 3904(R9)
-	VADDPS       4224(R9), Z22, Z22
 	VMOVUPS      Z22, 4224(R9)
-	VADDPS       4288(R9), Z23, Z23
 	VMOVUPS      Z23, 4288(R9)
-	VADDPS       4608(R9), Z24, Z24
 	VMOVUPS      Z24, 4608(R9)
-	VADDPS       4672(R9), Z25, Z25
 	VMOVUPS      Z25, 4672(R9)
-	VADDPS       4992(R9), Z26, Z26
 	VMOVUPS      Z26, 4992(R9)
-	VADDPS       5056(R9), Z27, Z27
 	VMOVUPS      Z27, 5056(R9)
 	ADDQ         $+56, R8
 	ADDQ         $+5376, R9
@@ -1096,13 +1068,9 @@ k3:
 	ADDQ         $+384, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       384(R9), Z2, Z2
 	VMOVUPS      Z2, 384(R9)
-	VADDPS       448(R9), Z3, Z3
 	VMOVUPS      Z3, 448(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -2008,53 +1976,29 @@ k3:
 	ADDQ         $+256, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       128(R9), Z2, Z2
 	VMOVUPS      Z2, 128(R9)
-	VADDPS       192(R9), Z3, Z3
 	VMOVUPS      Z3, 192(R9)
-	VADDPS       1536(R9), Z4, Z4
 	VMOVUPS      Z4, 1536(R9)
-	VADDPS       1600(R9), Z5, Z5
 	VMOVUPS      Z5, 1600(R9)
-	VADDPS       1664(R9), Z6, Z6
 	VMOVUPS      Z6, 1664(R9)
-	VADDPS       1728(R9), Z7, Z7
 	VMOVUPS      Z7, 1728(R9)
-	VADDPS       3072(R9), Z8, Z8
 	VMOVUPS      Z8, 3072(R9)
-	VADDPS       3136(R9), Z9, Z9
 	VMOVUPS      Z9, 3136(R9)
-	VADDPS       3200(R9), Z10, Z10
 	VMOVUPS      Z10, 3200(R9)
-	VADDPS       3264(R9), Z11, Z11
 	VMOVUPS      Z11, 3264(R9)
-	VADDPS       4608(R9), Z12, Z12
 	VMOVUPS      Z12, 4608(R9)
-	VADDPS       4672(R9), Z13, Z13
 	VMOVUPS      Z13, 4672(R9)
-	VADDPS       4736(R9), Z14, Z14
 	VMOVUPS      Z14, 4736(R9)
-	VADDPS       4800(R9), Z15, Z15
 	VMOVUPS      Z15, 4800(R9)
-	VADDPS       6144(R9), Z16, Z16
 	VMOVUPS      Z16, 6144(R9)
-	VADDPS       6208(R9), Z17, Z17
 	VMOVUPS      Z17, 6208(R9)
-	VADDPS       6272(R9), Z18, Z18
 	VMOVUPS      Z18, 6272(R9)
-	VADDPS       6336(R9), Z19, Z19
 	VMOVUPS      Z19, 6336(R9)
-	VADDPS       7680(R9), Z20, Z20
 	VMOVUPS      Z20, 7680(R9)
-	VADDPS       7744(R9), Z21, Z21
 	VMOVUPS      Z21, 7744(R9)
-	VADDPS       7808(R9), Z22, Z22
 	VMOVUPS      Z22, 7808(R9)
-	VADDPS       7872(R9), Z23, Z23
 	VMOVUPS      Z23, 7872(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+9216, R9
@@ -3370,61 +3314,33 @@ k4:
 	ADDQ         $+128, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       384(R10), Z2, Z2
 	VMOVUPS      Z2, 384(R10)
-	VADDPS       448(R10), Z3, Z3
 	VMOVUPS      Z3, 448(R10)
-	VADDPS       768(R10), Z4, Z4
 	VMOVUPS      Z4, 768(R10)
-	VADDPS       832(R10), Z5, Z5
 	VMOVUPS      Z5, 832(R10)
-	VADDPS       1152(R10), Z6, Z6
 	VMOVUPS      Z6, 1152(R10)
-	VADDPS       1216(R10), Z7, Z7
 	VMOVUPS      Z7, 1216(R10)
-	VADDPS       1536(R10), Z8, Z8
 	VMOVUPS      Z8, 1536(R10)
-	VADDPS       1600(R10), Z9, Z9
 	VMOVUPS      Z9, 1600(R10)
-	VADDPS       1920(R10), Z10, Z10
 	VMOVUPS      Z10, 1920(R10)
-	VADDPS       1984(R10), Z11, Z11
 	VMOVUPS      Z11, 1984(R10)
-	VADDPS       2304(R10), Z12, Z12
 	VMOVUPS      Z12, 2304(R10)
-	VADDPS       2368(R10), Z13, Z13
 	VMOVUPS      Z13, 2368(R10)
-	VADDPS       2688(R10), Z14, Z14
 	VMOVUPS      Z14, 2688(R10)
-	VADDPS       2752(R10), Z15, Z15
 	VMOVUPS      Z15, 2752(R10)
-	VADDPS       3072(R10), Z16, Z16
 	VMOVUPS      Z16, 3072(R10)
-	VADDPS       3136(R10), Z17, Z17
 	VMOVUPS      Z17, 3136(R10)
-	VADDPS       3456(R10), Z18, Z18
 	VMOVUPS      Z18, 3456(R10)
-	VADDPS       3520(R10), Z19, Z19
 	VMOVUPS      Z19, 3520(R10)
-	VADDPS       3840(R10), Z20, Z20
 	VMOVUPS      Z20, 3840(R10)
-	VADDPS       3904(R10), Z21, Z21
 	VMOVUPS      Z21, 3904(R10)
-	VADDPS       4224(R10), Z22, Z22
 	VMOVUPS      Z22, 4224(R10)
-	VADDPS       4288(R10), Z23, Z23
 	VMOVUPS      Z23, 4288(R10)
-	VADDPS       4608(R10), Z24, Z24
 	VMOVUPS      Z24, 4608(R10)
-	VADDPS       4672(R10), Z25, Z25
 	VMOVUPS      Z25, 4672(R10)
-	VADDPS       4992(R10), Z26, Z26
 	VMOVUPS      Z26, 4992(R10)
-	VADDPS       5056(R10), Z27, Z27
 	VMOVUPS      Z27, 5056(R10)
 	ADDQ         $+56, R9
 	ADDQ         $+5376, R10
@@ -3470,29 +3386,17 @@ k5:
 	ADDQ         $+128, R8
 	DECQ         R11
 	JNZ          k5
-	VADDPS       (R10), Z0, Z0
 	VMOVUPS      Z0, (R10)
-	VADDPS       64(R10), Z1, Z1
 	VMOVUPS      Z1, 64(R10)
-	VADDPS       384(R10), Z2, Z2
 	VMOVUPS      Z2, 384(R10)
-	VADDPS       448(R10), Z3, Z3
 	VMOVUPS      Z3, 448(R10)
-	VADDPS       768(R10), Z4, Z4
 	VMOVUPS      Z4, 768(R10)
-	VADDPS       832(R10), Z5, Z5
 	VMOVUPS      Z5, 832(R10)
-	VADDPS       1152(R10), Z6, Z6
 	VMOVUPS      Z6, 1152(R10)
-	VADDPS       1216(R10), Z7, Z7
 	VMOVUPS      Z7, 1216(R10)
-	VADDPS       1536(R10), Z8, Z8
 	VMOVUPS      Z8, 1536(R10)
-	VADDPS       1600(R10), Z9, Z9
 	VMOVUPS      Z9, 1600(R10)
-	VADDPS       1920(R10), Z10, Z10
 	VMOVUPS      Z10, 1920(R10)
-	VADDPS       1984(R10), Z11, Z11
 	VMOVUPS      Z11, 1984(R10)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -5187,75 +5091,33 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VMOVUPS.Z    64(SI), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 64(SI)
-	VADDPS       384(SI), Z2, Z2
 	VMOVUPS      Z2, 384(SI)
-	VMOVUPS.Z    448(SI), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 448(SI)
-	VADDPS       768(SI), Z4, Z4
 	VMOVUPS      Z4, 768(SI)
-	VMOVUPS.Z    832(SI), K1, Z0
-	VADDPS       Z0, Z5, Z5
 	VMOVUPS      Z5, K1, 832(SI)
-	VADDPS       1152(SI), Z6, Z6
 	VMOVUPS      Z6, 1152(SI)
-	VMOVUPS.Z    1216(SI), K1, Z0
-	VADDPS       Z0, Z7, Z7
 	VMOVUPS      Z7, K1, 1216(SI)
-	VADDPS       1536(SI), Z8, Z8
 	VMOVUPS      Z8, 1536(SI)
-	VMOVUPS.Z    1600(SI), K1, Z0
-	VADDPS       Z0, Z9, Z9
 	VMOVUPS      Z9, K1, 1600(SI)
-	VADDPS       1920(SI), Z10, Z10
 	VMOVUPS      Z10, 1920(SI)
-	VMOVUPS.Z    1984(SI), K1, Z0
-	VADDPS       Z0, Z11, Z11
 	VMOVUPS      Z11, K1, 1984(SI)
-	VADDPS       2304(SI), Z12, Z12
 	VMOVUPS      Z12, 2304(SI)
-	VMOVUPS.Z    2368(SI), K1, Z0
-	VADDPS       Z0, Z13, Z13
 	VMOVUPS      Z13, K1, 2368(SI)
-	VADDPS       2688(SI), Z14, Z14
 	VMOVUPS      Z14, 2688(SI)
-	VMOVUPS.Z    2752(SI), K1, Z0
-	VADDPS       Z0, Z15, Z15
 	VMOVUPS      Z15, K1, 2752(SI)
-	VADDPS       3072(SI), Z16, Z16
 	VMOVUPS      Z16, 3072(SI)
-	VMOVUPS.Z    3136(SI), K1, Z0
-	VADDPS       Z0, Z17, Z17
 	VMOVUPS      Z17, K1, 3136(SI)
-	VADDPS       3456(SI), Z18, Z18
 	VMOVUPS      Z18, 3456(SI)
-	VMOVUPS.Z    3520(SI), K1, Z0
-	VADDPS       Z0, Z19, Z19
 	VMOVUPS      Z19, K1, 3520(SI)
-	VADDPS       3840(SI), Z20, Z20
 	VMOVUPS      Z20, 3840(SI)
-	VMOVUPS.Z    3904(SI), K1, Z0
-	VADDPS       Z0, Z21, Z21
 	VMOVUPS      Z21, K1, 3904(SI)
-	VADDPS       4224(SI), Z22, Z22
 	VMOVUPS      Z22, 4224(SI)
-	VMOVUPS.Z    4288(SI), K1, Z0
-	VADDPS       Z0, Z23, Z23
 	VMOVUPS      Z23, K1, 4288(SI)
-	VADDPS       4608(SI), Z24, Z24
 	VMOVUPS      Z24, 4608(SI)
-	VMOVUPS.Z    4672(SI), K1, Z0
-	VADDPS       Z0, Z25, Z25
 	VMOVUPS      Z25, K1, 4672(SI)
-	VADDPS       4992(SI), Z26, Z26
 	VMOVUPS      Z26, 4992(SI)
-	VMOVUPS.Z    5056(SI), K1, Z0
-	VADDPS       Z0, Z27, Z27
 	VMOVUPS      Z27, K1, 5056(SI)
 	ADDQ         $+56, BX
 	ADDQ         $+5376, SI
@@ -5333,65 +5195,29 @@ k4:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k4
-	VADDPS       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VMOVUPS.Z    64(SI), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 64(SI)
-	VADDPS       384(SI), Z2, Z2
 	VMOVUPS      Z2, 384(SI)
-	VMOVUPS.Z    448(SI), K1, Z0
-	VADDPS       Z0, Z3, Z3
 	VMOVUPS      Z3, K1, 448(SI)
-	VADDPS       768(SI), Z4, Z4
 	VMOVUPS      Z4, 768(SI)
-	VMOVUPS.Z    832(SI), K1, Z0
-	VADDPS       Z0, Z5, Z5
 	VMOVUPS      Z5, K1, 832(SI)
-	VADDPS       1152(SI), Z6, Z6
 	VMOVUPS      Z6, 1152(SI)
-	VMOVUPS.Z    1216(SI), K1, Z0
-	VADDPS       Z0, Z7, Z7
 	VMOVUPS      Z7, K1, 1216(SI)
-	VADDPS       1536(SI), Z8, Z8
 	VMOVUPS      Z8, 1536(SI)
-	VMOVUPS.Z    1600(SI), K1, Z0
-	VADDPS       Z0, Z9, Z9
 	VMOVUPS      Z9, K1, 1600(SI)
-	VADDPS       1920(SI), Z10, Z10
 	VMOVUPS      Z10, 1920(SI)
-	VMOVUPS.Z    1984(SI), K1, Z0
-	VADDPS       Z0, Z11, Z11
 	VMOVUPS      Z11, K1, 1984(SI)
-	VADDPS       2304(SI), Z12, Z12
 	VMOVUPS      Z12, 2304(SI)
-	VMOVUPS.Z    2368(SI), K1, Z0
-	VADDPS       Z0, Z13, Z13
 	VMOVUPS      Z13, K1, 2368(SI)
-	VADDPS       2688(SI), Z14, Z14
 	VMOVUPS      Z14, 2688(SI)
-	VMOVUPS.Z    2752(SI), K1, Z0
-	VADDPS       Z0, Z15, Z15
 	VMOVUPS      Z15, K1, 2752(SI)
-	VADDPS       3072(SI), Z16, Z16
 	VMOVUPS      Z16, 3072(SI)
-	VMOVUPS.Z    3136(SI), K1, Z0
-	VADDPS       Z0, Z17, Z17
 	VMOVUPS      Z17, K1, 3136(SI)
-	VADDPS       3456(SI), Z18, Z18
 	VMOVUPS      Z18, 3456(SI)
-	VMOVUPS.Z    3520(SI), K1, Z0
-	VADDPS       Z0, Z19, Z19
 	VMOVUPS      Z19, K1, 3520(SI)
-	VADDPS       3840(SI), Z20, Z20
 	VMOVUPS      Z20, 3840(SI)
-	VMOVUPS.Z    3904(SI), K1, Z0
-	VADDPS       Z0, Z21, Z21
 	VMOVUPS      Z21, K1, 3904(SI)
-	VADDPS       4224(SI), Z22, Z22
 	VMOVUPS      Z22, 4224(SI)
-	VMOVUPS.Z    4288(SI), K1, Z0
-	VADDPS       Z0, Z23, Z23
 	VMOVUPS      Z23, K1, 4288(SI)
 	LEAQ         98304(DX), BX
 	MOVQ         AX, SI
@@ -6897,61 +6723,33 @@ k2:
 	ADDQ         $+384, R11
 	DECQ         R12
 	JNZ          k2
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       384(R9), Z2, Z2
 	VMOVUPS      Z2, 384(R9)
-	VADDPS       448(R9), Z3, Z3
 	VMOVUPS      Z3, 448(R9)
-	VADDPS       768(R9), Z4, Z4
 	VMOVUPS      Z4, 768(R9)
-	VADDPS       832(R9), Z5, Z5
 	VMOVUPS      Z5, 832(R9)
-	VADDPS       1152(R9), Z6, Z6
 	VMOVUPS      Z6, 1152(R9)
-	VADDPS       1216(R9), Z7, Z7
 	VMOVUPS      Z7, 1216(R9)
-	VADDPS       1536(R9), Z8, Z8
 	VMOVUPS      Z8, 1536(R9)
-	VADDPS       1600(R9), Z9, Z9
 	VMOVUPS      Z9, 1600(R9)
-	VADDPS       1920(R9), Z10, Z10
 	VMOVUPS      Z10, 1920(R9)
-	VADDPS       1984(R9), Z11, Z11
 	VMOVUPS      Z11, 1984(R9)
-	VADDPS       2304(R9), Z12, Z12
 	VMOVUPS      Z12, 2304(R9)
-	VADDPS       2368(R9), Z13, Z13
 	VMOVUPS      Z13, 2368(R9)
-	VADDPS       2688(R9), Z14, Z14
 	VMOVUPS      Z14, 2688(R9)
-	VADDPS       2752(R9), Z15, Z15
 	VMOVUPS      Z15, 2752(R9)
-	VADDPS       3072(R9), Z16, Z16
 	VMOVUPS      Z16, 3072(R9)
-	VADDPS       3136(R9), Z17, Z17
 	VMOVUPS      Z17, 3136(R9)
-	VADDPS       3456(R9), Z18, Z18
 	VMOVUPS      Z18, 3456(R9)
-	VADDPS       3520(R9), Z19, Z19
 	VMOVUPS      Z19, 3520(R9)
-	VADDPS       3840(R9), Z20, Z20
 	VMOVUPS      Z20, 3840(R9)
-	VADDPS       3904(R9), Z21, Z21
 	VMOVUPS      Z21, 3904(R9)
-	VADDPS       4224(R9), Z22, Z22
 	VMOVUPS      Z22, 4224(R9)
-	VADDPS       4288(R9), Z23, Z23
 	VMOVUPS      Z23, 4288(R9)
-	VADDPS       4608(R9), Z24, Z24
 	VMOVUPS      Z24, 4608(R9)
-	VADDPS       4672(R9), Z25, Z25
 	VMOVUPS      Z25, 4672(R9)
-	VADDPS       4992(R9), Z26, Z26
 	VMOVUPS      Z26, 4992(R9)
-	VADDPS       5056(R9), Z27, Z27
 	VMOVUPS      Z27, 5056(R9)
 	ADDQ         $+56, R8
 	ADDQ         $+5376, R9
@@ -7015,45 +6813,25 @@ k3:
 	ADDQ         $+384, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (R9), Z0, Z0
 	VMOVUPS      Z0, (R9)
-	VADDPS       64(R9), Z1, Z1
 	VMOVUPS      Z1, 64(R9)
-	VADDPS       384(R9), Z2, Z2
 	VMOVUPS      Z2, 384(R9)
-	VADDPS       448(R9), Z3, Z3
 	VMOVUPS      Z3, 448(R9)
-	VADDPS       768(R9), Z4, Z4
 	VMOVUPS      Z4, 768(R9)
-	VADDPS       832(R9), Z5, Z5
 	VMOVUPS      Z5, 832(R9)
-	VADDPS       1152(R9), Z6, Z6
 	VMOVUPS      Z6, 1152(R9)
-	VADDPS       1216(R9), Z7, Z7
 	VMOVUPS      Z7, 1216(R9)
-	VADDPS       1536(R9), Z8, Z8
 	VMOVUPS      Z8, 1536(R9)
-	VADDPS       1600(R9), Z9, Z9
 	VMOVUPS      Z9, 1600(R9)
-	VADDPS       1920(R9), Z10, Z10
 	VMOVUPS      Z10, 1920(R9)
-	VADDPS       1984(R9), Z11, Z11
 	VMOVUPS      Z11, 1984(R9)
-	VADDPS       2304(R9), Z12, Z12
 	VMOVUPS      Z12, 2304(R9)
-	VADDPS       2368(R9), Z13, Z13
 	VMOVUPS      Z13, 2368(R9)
-	VADDPS       2688(R9), Z14, Z14
 	VMOVUPS      Z14, 2688(R9)
-	VADDPS       2752(R9), Z15, Z15
 	VMOVUPS      Z15, 2752(R9)
-	VADDPS       3072(R9), Z16, Z16
 	VMOVUPS      Z16, 3072(R9)
-	VADDPS       3136(R9), Z17, Z17
 	VMOVUPS      Z17, 3136(R9)
-	VADDPS       3456(R9), Z18, Z18
 	VMOVUPS      Z18, 3456(R9)
-	VADDPS       3520(R9), Z19, Z19
 	VMOVUPS      Z19, 3520(R9)
 	ADDQ         $+128, BX
 	ADDQ         $+128, SI
@@ -8881,6 +8659,26 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-40
@@ -8956,6 +8754,184 @@ e2:
 	JNZ       row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000004, DX
+
+e1:
+	VMOVUPS      (CX), Z1
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+0(SB), Z2
+	VMAXPS       Z1, Z2, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+32(SB), Z2
+	VMINPS       Z1, Z2, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+64(SB), Z2
+	VMULPS       Z2, Z1, Z2
+	VRNDSCALEPS  $0x00, Z2, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+96(SB), Z3
+	VFNMADD231PS Z3, Z2, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+128(SB), Z3
+	VFNMADD231PS Z3, Z2, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+192(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+224(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+256(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+288(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z4
+	VFMADD213PS  Z4, Z1, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z1
+	VMULPS       Z1, Z2, Z1
+	VRNDSCALEPS  $0x01, Z1, Z1
+	VSUBPS       Z1, Z2, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z4
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z4
+	VPADDD       Z4, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z3, Z3
+	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z1
+	VADDPS       Z1, Z2, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z1
+	VPADDD       Z1, Z2, Z2
+	VPSLLD       $0x17, Z2, Z2
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap8AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap8AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
@@ -9113,6 +9089,181 @@ e2:
 	JNZ     row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap15AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap15AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap15AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap15AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap15AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap15AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap15AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap15AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap15AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap15AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap15AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap15AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap15AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap15AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap15AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap15AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
@@ -10087,6 +10238,181 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap57AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000400, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap57AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap57AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
@@ -10161,6 +10487,1100 @@ e2:
 	ADDQ    $-512, DX
 	DECQ    BX
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+24576, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+48(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    64(CX), Z1
+	VMOVUPS    128(CX), Z2
+	VMOVUPS    192(CX), Z3
+	VMAXPS     Z1, Z0, Z4
+	VMAXPS     Z0, Z1, Z5
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z5, Z4, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMAXPS     Z3, Z2, Z0
+	VMAXPS     Z2, Z3, Z4
+	VCMPPS     $0x03, Z3, Z2, K1
+	VADDPS     Z3, Z2, Z2
+	VPANDD     Z4, Z0, Z0
+	VBLENDMPS  Z2, Z0, K1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+256, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+48(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    64(CX), Z1
+	VMOVUPS    128(CX), Z2
+	VMOVUPS    192(CX), Z3
+	ADDQ       $+256, CX
+	VMOVUPS    (CX), Z4
+	VMAXPS     Z4, Z0, Z5
+	VMAXPS     Z0, Z4, Z6
+	VCMPPS     $0x03, Z4, Z0, K1
+	VADDPS     Z4, Z0, Z4
+	VPANDD     Z6, Z5, Z0
+	VBLENDMPS  Z4, Z0, K1, Z0
+	VMOVUPS    64(CX), Z4
+	VMAXPS     Z4, Z1, Z5
+	VMAXPS     Z1, Z4, Z6
+	VCMPPS     $0x03, Z4, Z1, K1
+	VADDPS     Z4, Z1, Z4
+	VPANDD     Z6, Z5, Z1
+	VBLENDMPS  Z4, Z1, K1, Z1
+	VMOVUPS    128(CX), Z4
+	VMAXPS     Z4, Z2, Z5
+	VMAXPS     Z2, Z4, Z6
+	VCMPPS     $0x03, Z4, Z2, K1
+	VADDPS     Z4, Z2, Z4
+	VPANDD     Z6, Z5, Z2
+	VBLENDMPS  Z4, Z2, K1, Z2
+	VMOVUPS    192(CX), Z4
+	VMAXPS     Z4, Z3, Z5
+	VMAXPS     Z3, Z4, Z6
+	VCMPPS     $0x03, Z4, Z3, K1
+	VADDPS     Z4, Z3, Z4
+	VPANDD     Z6, Z5, Z3
+	VBLENDMPS  Z4, Z3, K1, Z3
+	ADDQ       $+256, CX
+	VMAXPS     Z1, Z0, Z4
+	VMAXPS     Z0, Z1, Z5
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z5, Z4, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMAXPS     Z3, Z2, Z0
+	VMAXPS     Z2, Z3, Z4
+	VCMPPS     $0x03, Z3, Z2, K1
+	VADDPS     Z3, Z2, Z2
+	VPANDD     Z4, Z0, Z0
+	VBLENDMPS  Z2, Z0, K1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $-512, CX
+	ADDQ       $+256, AX
+	ADDQ       $+32768, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+256, AX
+	ADDQ         $+32768, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x0000000f, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-4096, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+256, AX
+	ADDQ         $+32768, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+20(SB), Z2
+	VBROADCASTSS ocannlConst32<>+52(SB), Z3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z20, Z2, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z6
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z6, K1
+	VBLENDMPS    Z20, Z2, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z8
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z8, K1
+	VBLENDMPS    Z20, Z2, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z10
+	VMOVUPS      192(BX), Z20
+	VCMPPS       $0x04, Z0, Z10, K1
+	VBLENDMPS    Z20, Z2, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	VMOVUPS      (CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z12
+	VMOVUPS      (BX), Z20
+	VCMPPS       $0x04, Z0, Z12, K1
+	VBLENDMPS    Z20, Z2, K1, Z13
+	VMINPS       Z13, Z5, Z20
+	VMINPS       Z5, Z13, Z21
+	VCMPPS       $0x03, Z13, Z5, K1
+	VADDPS       Z13, Z5, Z22
+	VPORD        Z21, Z20, Z5
+	VBLENDMPS    Z22, Z5, K1, Z5
+	VMOVUPS      64(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z14
+	VMOVUPS      64(BX), Z20
+	VCMPPS       $0x04, Z0, Z14, K1
+	VBLENDMPS    Z20, Z2, K1, Z15
+	VMINPS       Z15, Z7, Z20
+	VMINPS       Z7, Z15, Z21
+	VCMPPS       $0x03, Z15, Z7, K1
+	VADDPS       Z15, Z7, Z22
+	VPORD        Z21, Z20, Z7
+	VBLENDMPS    Z22, Z7, K1, Z7
+	VMOVUPS      128(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z16
+	VMOVUPS      128(BX), Z20
+	VCMPPS       $0x04, Z0, Z16, K1
+	VBLENDMPS    Z20, Z2, K1, Z17
+	VMINPS       Z17, Z9, Z20
+	VMINPS       Z9, Z17, Z21
+	VCMPPS       $0x03, Z17, Z9, K1
+	VADDPS       Z17, Z9, Z22
+	VPORD        Z21, Z20, Z9
+	VBLENDMPS    Z22, Z9, K1, Z9
+	VMOVUPS      192(CX), Z20
+	VCMPPS       $0x00, Z3, Z20, K1
+	VBLENDMPS    Z1, Z0, K1, Z18
+	VMOVUPS      192(BX), Z3
+	VCMPPS       $0x04, Z0, Z18, K1
+	VBLENDMPS    Z3, Z2, K1, Z19
+	VMINPS       Z19, Z11, Z3
+	VMINPS       Z11, Z19, Z20
+	VCMPPS       $0x03, Z19, Z11, K1
+	VADDPS       Z19, Z11, Z21
+	VPORD        Z20, Z3, Z11
+	VBLENDMPS    Z21, Z11, K1, Z11
+	ADDQ         $+256, CX
+	ADDQ         $+256, BX
+	VMINPS       Z7, Z5, Z3
+	VMINPS       Z5, Z7, Z21
+	VCMPPS       $0x03, Z7, Z5, K1
+	VADDPS       Z7, Z5, Z20
+	VPORD        Z21, Z3, Z3
+	VBLENDMPS    Z20, Z3, K1, Z3
+	VMINPS       Z11, Z9, Z20
+	VMINPS       Z9, Z11, Z22
+	VCMPPS       $0x03, Z11, Z9, K1
+	VADDPS       Z11, Z9, Z21
+	VPORD        Z22, Z20, Z20
+	VBLENDMPS    Z21, Z20, K1, Z20
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0x4e, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VSHUFF64X2   $0xb1, Z20, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0x4e, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VPERMILPS    $0xb1, Z20, Z3
+	VMINPS       Z3, Z20, Z21
+	VMINPS       Z20, Z3, Z22
+	VCMPPS       $0x03, Z3, Z20, K1
+	VADDPS       Z3, Z20, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z20, Z3, Z21
+	VMINPS       Z3, Z20, Z22
+	VCMPPS       $0x03, Z20, Z3, K1
+	VADDPS       Z20, Z3, Z3
+	VPORD        Z22, Z21, Z20
+	VBLENDMPS    Z3, Z20, K1, Z20
+	VMOVSS       X20, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $-512, BX
+	ADDQ         $+256, AX
+	ADDQ         $+32768, CX
+	ADDQ         $+256, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000002, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+512, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-65280, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+384, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-48896, CX
+	ADDQ    $+256, AX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    $0x00000080, DX
+
+row2:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+384, CX
+	DECQ    DX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+56(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z5
+	VDIVPS       Z5, Z4, Z4
+	VMULPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z1, Z1, Z6
+	VDIVPS       Z6, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPS       Z1, Z1, Z7
+	VDIVPS       Z7, Z6, Z6
+	VMULPS       Z0, Z6, Z6
+	VMULPS       Z6, Z5, Z5
+	VMOVUPS      256(CX), Z6
+	VMOVUPS      256(DX), Z7
+	VMULPS       Z1, Z1, Z8
+	VDIVPS       Z8, Z7, Z7
+	VMULPS       Z0, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z2, Z2
+	VMOVUPS      320(CX), Z6
+	VMOVUPS      320(DX), Z7
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z7, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z6, Z1
+	VADDPS       Z1, Z3, Z3
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z5, Z4, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+24576, CX
+	ADDQ         $+24576, DX
+	ADDQ         $+256, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS (CX), Z4
+	VMOVUPS (DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VMOVUPS 64(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VMOVUPS 128(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VMOVUPS 192(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+384, CX
+	ADDQ    $+384, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-48896, CX
+	ADDQ    $-48896, DX
+	ADDQ    $+256, AX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 64(DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+384, CX
+	ADDQ    $+384, DX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+24576, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000006, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000080, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+1536, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-196352, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+56(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z5
+	VDIVPS       Z5, Z4, Z4
+	VMULPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z1, Z1, Z6
+	VDIVPS       Z6, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z6, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z5, Z1
+	VADDPS       Z3, Z2, Z2
+	VADDPS       Z1, Z4, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+28(SB), Z2
+	VBROADCASTSS ocannlConst32<>+52(SB), Z3
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z12
+	VCMPPS       $0x00, Z3, Z12, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z12
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z12, Z2, K1, Z5
+	VMOVUPS      64(CX), Z12
+	VCMPPS       $0x00, Z3, Z12, K1
+	VBLENDMPS    Z1, Z0, K1, Z6
+	VMOVUPS      64(BX), Z12
+	VCMPPS       $0x04, Z0, Z6, K1
+	VBLENDMPS    Z12, Z2, K1, Z7
+	VMOVUPS      128(CX), Z12
+	VCMPPS       $0x00, Z3, Z12, K1
+	VBLENDMPS    Z1, Z0, K1, Z8
+	VMOVUPS      128(BX), Z12
+	VCMPPS       $0x04, Z0, Z8, K1
+	VBLENDMPS    Z12, Z2, K1, Z9
+	VMOVUPS      192(CX), Z12
+	VCMPPS       $0x00, Z3, Z12, K1
+	VBLENDMPS    Z1, Z0, K1, Z10
+	VMOVUPS      192(BX), Z3
+	VCMPPS       $0x04, Z0, Z10, K1
+	VBLENDMPS    Z3, Z2, K1, Z11
+	VMINPS       Z7, Z5, Z3
+	VMINPS       Z5, Z7, Z13
+	VCMPPS       $0x03, Z7, Z5, K1
+	VADDPS       Z7, Z5, Z12
+	VPORD        Z13, Z3, Z3
+	VBLENDMPS    Z12, Z3, K1, Z3
+	VMINPS       Z11, Z9, Z12
+	VMINPS       Z9, Z11, Z14
+	VCMPPS       $0x03, Z11, Z9, K1
+	VADDPS       Z11, Z9, Z13
+	VPORD        Z14, Z12, Z12
+	VBLENDMPS    Z13, Z12, K1, Z12
+	VMINPS       Z12, Z3, Z13
+	VMINPS       Z3, Z12, Z14
+	VCMPPS       $0x03, Z12, Z3, K1
+	VADDPS       Z12, Z3, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VSHUFF64X2   $0x4e, Z12, Z12, Z3
+	VMINPS       Z3, Z12, Z13
+	VMINPS       Z12, Z3, Z14
+	VCMPPS       $0x03, Z3, Z12, K1
+	VADDPS       Z3, Z12, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VSHUFF64X2   $0xb1, Z12, Z12, Z3
+	VMINPS       Z3, Z12, Z13
+	VMINPS       Z12, Z3, Z14
+	VCMPPS       $0x03, Z3, Z12, K1
+	VADDPS       Z3, Z12, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VPERMILPS    $0x4e, Z12, Z3
+	VMINPS       Z3, Z12, Z13
+	VMINPS       Z12, Z3, Z14
+	VCMPPS       $0x03, Z3, Z12, K1
+	VADDPS       Z3, Z12, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VPERMILPS    $0xb1, Z12, Z3
+	VMINPS       Z3, Z12, Z13
+	VMINPS       Z12, Z3, Z14
+	VCMPPS       $0x03, Z3, Z12, K1
+	VADDPS       Z3, Z12, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z12, Z3, Z13
+	VMINPS       Z3, Z12, Z14
+	VCMPPS       $0x03, Z12, Z3, K1
+	VADDPS       Z12, Z3, Z3
+	VPORD        Z14, Z13, Z12
+	VBLENDMPS    Z3, Z12, K1, Z12
+	VMOVSS       X12, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x0000000c, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000010, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+24576, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-392960, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+384, CX
+	DECQ         DX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
@@ -11352,29 +12772,17 @@ k3:
 	ADDQ         $+384, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       384(R9), Y2, Y2
 	VMOVUPS      Y2, 384(R9)
-	VADDPS       416(R9), Y3, Y3
 	VMOVUPS      Y3, 416(R9)
-	VADDPS       768(R9), Y4, Y4
 	VMOVUPS      Y4, 768(R9)
-	VADDPS       800(R9), Y5, Y5
 	VMOVUPS      Y5, 800(R9)
-	VADDPS       1152(R9), Y6, Y6
 	VMOVUPS      Y6, 1152(R9)
-	VADDPS       1184(R9), Y7, Y7
 	VMOVUPS      Y7, 1184(R9)
-	VADDPS       1536(R9), Y8, Y8
 	VMOVUPS      Y8, 1536(R9)
-	VADDPS       1568(R9), Y9, Y9
 	VMOVUPS      Y9, 1568(R9)
-	VADDPS       1920(R9), Y10, Y10
 	VMOVUPS      Y10, 1920(R9)
-	VADDPS       1952(R9), Y11, Y11
 	VMOVUPS      Y11, 1952(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+2304, R9
@@ -11410,21 +12818,13 @@ k4:
 	ADDQ         $+384, R10
 	DECQ         R11
 	JNZ          k4
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       384(R9), Y2, Y2
 	VMOVUPS      Y2, 384(R9)
-	VADDPS       416(R9), Y3, Y3
 	VMOVUPS      Y3, 416(R9)
-	VADDPS       768(R9), Y4, Y4
 	VMOVUPS      Y4, 768(R9)
-	VADDPS       800(R9), Y5, Y5
 	VMOVUPS      Y5, 800(R9)
-	VADDPS       1152(R9), Y6, Y6
 	VMOVUPS      Y6, 1152(R9)
-	VADDPS       1184(R9), Y7, Y7
 	VMOVUPS      Y7, 1184(R9)
 	ADDQ         $+64, BX
 	ADDQ         $+64, SI
@@ -12007,29 +13407,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       1536(R10), Y2, Y2
 	VMOVUPS      Y2, 1536(R10)
-	VADDPS       1568(R10), Y3, Y3
 	VMOVUPS      Y3, 1568(R10)
-	VADDPS       3072(R10), Y4, Y4
 	VMOVUPS      Y4, 3072(R10)
-	VADDPS       3104(R10), Y5, Y5
 	VMOVUPS      Y5, 3104(R10)
-	VADDPS       4608(R10), Y6, Y6
 	VMOVUPS      Y6, 4608(R10)
-	VADDPS       4640(R10), Y7, Y7
 	VMOVUPS      Y7, 4640(R10)
-	VADDPS       6144(R10), Y8, Y8
 	VMOVUPS      Y8, 6144(R10)
-	VADDPS       6176(R10), Y9, Y9
 	VMOVUPS      Y9, 6176(R10)
-	VADDPS       7680(R10), Y10, Y10
 	VMOVUPS      Y10, 7680(R10)
-	VADDPS       7712(R10), Y11, Y11
 	VMOVUPS      Y11, 7712(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+9216, R10
@@ -12520,29 +13908,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       384(R10), Y2, Y2
 	VMOVUPS      Y2, 384(R10)
-	VADDPS       416(R10), Y3, Y3
 	VMOVUPS      Y3, 416(R10)
-	VADDPS       768(R10), Y4, Y4
 	VMOVUPS      Y4, 768(R10)
-	VADDPS       800(R10), Y5, Y5
 	VMOVUPS      Y5, 800(R10)
-	VADDPS       1152(R10), Y6, Y6
 	VMOVUPS      Y6, 1152(R10)
-	VADDPS       1184(R10), Y7, Y7
 	VMOVUPS      Y7, 1184(R10)
-	VADDPS       1536(R10), Y8, Y8
 	VMOVUPS      Y8, 1536(R10)
-	VADDPS       1568(R10), Y9, Y9
 	VMOVUPS      Y9, 1568(R10)
-	VADDPS       1920(R10), Y10, Y10
 	VMOVUPS      Y10, 1920(R10)
-	VADDPS       1952(R10), Y11, Y11
 	VMOVUPS      Y11, 1952(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+2304, R10
@@ -13155,29 +14531,17 @@ k3:
 	ADDQ         $+64, R12
 	DECQ         R13
 	JNZ          k3
-	VADDPS       (R9), Y0, Y0
 	VMOVUPS      Y0, (R9)
-	VADDPS       32(R9), Y1, Y1
 	VMOVUPS      Y1, 32(R9)
-	VADDPS       384(R9), Y2, Y2
 	VMOVUPS      Y2, 384(R9)
-	VADDPS       416(R9), Y3, Y3
 	VMOVUPS      Y3, 416(R9)
-	VADDPS       768(R9), Y4, Y4
 	VMOVUPS      Y4, 768(R9)
-	VADDPS       800(R9), Y5, Y5
 	VMOVUPS      Y5, 800(R9)
-	VADDPS       1152(R9), Y6, Y6
 	VMOVUPS      Y6, 1152(R9)
-	VADDPS       1184(R9), Y7, Y7
 	VMOVUPS      Y7, 1184(R9)
-	VADDPS       1536(R9), Y8, Y8
 	VMOVUPS      Y8, 1536(R9)
-	VADDPS       1568(R9), Y9, Y9
 	VMOVUPS      Y9, 1568(R9)
-	VADDPS       1920(R9), Y10, Y10
 	VMOVUPS      Y10, 1920(R9)
-	VADDPS       1952(R9), Y11, Y11
 	VMOVUPS      Y11, 1952(R9)
 	ADDQ         $+24, R8
 	ADDQ         $+2304, R9
@@ -13228,17 +14592,11 @@ k6:
 	ADDQ         $+64, R10
 	DECQ         R11
 	JNZ          k6
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPS       384(SI), Y1, Y1
 	VMOVUPS      Y1, 384(SI)
-	VADDPS       768(SI), Y2, Y2
 	VMOVUPS      Y2, 768(SI)
-	VADDPS       1152(SI), Y3, Y3
 	VMOVUPS      Y3, 1152(SI)
-	VADDPS       1536(SI), Y4, Y4
 	VMOVUPS      Y4, 1536(SI)
-	VADDPS       1920(SI), Y5, Y5
 	VMOVUPS      Y5, 1920(SI)
 	ADDQ         $+24, BX
 	ADDQ         $+2304, SI
@@ -14091,29 +15449,17 @@ k4:
 	ADDQ         $+64, R13
 	DECQ         R14
 	JNZ          k4
-	VADDPS       (R10), Y0, Y0
 	VMOVUPS      Y0, (R10)
-	VADDPS       32(R10), Y1, Y1
 	VMOVUPS      Y1, 32(R10)
-	VADDPS       384(R10), Y2, Y2
 	VMOVUPS      Y2, 384(R10)
-	VADDPS       416(R10), Y3, Y3
 	VMOVUPS      Y3, 416(R10)
-	VADDPS       768(R10), Y4, Y4
 	VMOVUPS      Y4, 768(R10)
-	VADDPS       800(R10), Y5, Y5
 	VMOVUPS      Y5, 800(R10)
-	VADDPS       1152(R10), Y6, Y6
 	VMOVUPS      Y6, 1152(R10)
-	VADDPS       1184(R10), Y7, Y7
 	VMOVUPS      Y7, 1184(R10)
-	VADDPS       1536(R10), Y8, Y8
 	VMOVUPS      Y8, 1536(R10)
-	VADDPS       1568(R10), Y9, Y9
 	VMOVUPS      Y9, 1568(R10)
-	VADDPS       1920(R10), Y10, Y10
 	VMOVUPS      Y10, 1920(R10)
-	VADDPS       1952(R10), Y11, Y11
 	VMOVUPS      Y11, 1952(R10)
 	ADDQ         $+24, R9
 	ADDQ         $+2304, R10

@@ -141,6 +141,9 @@ func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 calle
 // ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
 
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -149,6 +152,11 @@ func ocannlMap6AVX512(c, x0, x1, x2, x3 *float32) {
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+}
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
@@ -175,6 +183,9 @@ func ocannlMap13AVX512(c, x0, x1 *float32) {
 func ocannlMap14AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX512(c, x0, x1 *float32) {
@@ -337,6 +348,9 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 func ocannlMap56AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
+
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
 
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap58AVX512(c, x0, x1 *float32) {
@@ -616,6 +630,101 @@ func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called 
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
+}
+
+// ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
+}
+
+// ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

@@ -758,8 +758,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -784,8 +786,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
@@ -798,8 +802,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -835,8 +841,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1693,8 +1701,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 4 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1719,8 +1729,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 128 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1733,8 +1745,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 4 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1770,8 +1784,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 128 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1797,7 +1813,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	scratch.net_max_pool_1_y_grad = [32][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
-	*gNetHeadW = [1600]float32{}
 	scratch.train_cross_entropy_1_logits_1_grad = [32][4]float32{}
 	*gNetHeadB = [4]float32{}
 	scratch.train_cross_entropy_1_logits_grad = [32][4]float32{}
@@ -1848,8 +1863,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1897,8 +1914,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1918,8 +1937,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// float32 along-rows min reduction kernel, 32 rows of 4 elements into 32 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 32 rows of 4 elements into 32 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1970,8 +1991,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1998,6 +2021,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
+		*gNetHeadW = [1600]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
@@ -2614,8 +2638,10 @@ type ocannlCNNBackwardPart2 struct {
 func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
 	scratch, gNetConv2BiasPartial := r11.scratch, &r11.gNetConv2BiasPartial
 	gNetConv2BiasPartial[j24] = [16]float32{}
-	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -2832,8 +2858,10 @@ type ocannlCNNBackwardPart6 struct {
 func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
 	scratch, gNetConv1BiasPartial := r23.scratch, &r23.gNetConv1BiasPartial
 	gNetConv1BiasPartial[j69] = [8]float32{}
-	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.

@@ -91,6 +91,11 @@ func ocannlMap6AVX512(c *float32)
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32)
+
 // ocannlMap10AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -170,6 +175,46 @@ func ocannlMap24AVX512(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce5AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32)
+
+// ocannlReduce6AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 100 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //

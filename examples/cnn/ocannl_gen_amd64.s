@@ -504,21 +504,13 @@ k2:
 	ADDQ         $+1600, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       1600(DI), Z2, Z2
 	VMOVUPS      Z2, 1600(DI)
-	VADDPS       1664(DI), Z3, Z3
 	VMOVUPS      Z3, 1664(DI)
-	VADDPS       3200(DI), Z4, Z4
 	VMOVUPS      Z4, 3200(DI)
-	VADDPS       3264(DI), Z5, Z5
 	VMOVUPS      Z5, 3264(DI)
-	VADDPS       4800(DI), Z6, Z6
 	VMOVUPS      Z6, 4800(DI)
-	VADDPS       4864(DI), Z7, Z7
 	VMOVUPS      Z7, 4864(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -546,13 +538,9 @@ k3:
 	ADDQ         $+1600, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       1600(AX), Z1, Z1
 	VMOVUPS      Z1, 1600(AX)
-	VADDPS       3200(AX), Z2, Z2
 	VMOVUPS      Z2, 3200(AX)
-	VADDPS       4800(AX), Z3, Z3
 	VMOVUPS      Z3, 4800(AX)
 	VZEROUPPER
 	RET
@@ -1284,6 +1272,181 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap8AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000008, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap8AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap8AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap8AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap8AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap8AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap8AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap8AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap8AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap8AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap8AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap8AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap8AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap8AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap8AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap8AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap8AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
@@ -1673,6 +1836,288 @@ row1:
 	ADDQ      $+16, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+16, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000064, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-6336, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000190, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
 	VZEROUPPER
 	RET
 
@@ -3267,21 +3712,13 @@ k2:
 	ADDQ         $+1600, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       1600(DI), Y2, Y2
 	VMOVUPS      Y2, 1600(DI)
-	VADDPS       1632(DI), Y3, Y3
 	VMOVUPS      Y3, 1632(DI)
-	VADDPS       3200(DI), Y4, Y4
 	VMOVUPS      Y4, 3200(DI)
-	VADDPS       3232(DI), Y5, Y5
 	VMOVUPS      Y5, 3232(DI)
-	VADDPS       4800(DI), Y6, Y6
 	VMOVUPS      Y6, 4800(DI)
-	VADDPS       4832(DI), Y7, Y7
 	VMOVUPS      Y7, 4832(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

@@ -77,6 +77,9 @@ func ocannlMap7AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
 }
 
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
+
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
@@ -244,6 +247,46 @@ func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called 
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

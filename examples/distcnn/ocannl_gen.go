@@ -772,8 +772,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -798,8 +800,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -812,8 +816,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -849,8 +855,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 64 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 64 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1672,8 +1680,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1698,8 +1708,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 64 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -1712,8 +1724,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1749,8 +1763,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 64 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 64 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1771,12 +1787,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetConv1Kernel = [72]float32{}
 	*gNetConv1Bias = [8]float32{}
 	scratch.net_max_pool_1_y_grad = [16][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
-	*gNetHeadW = [1600]float32{}
 	scratch.train_cross_entropy_1_logits_1_grad = [16][4]float32{}
 	*gNetHeadB = [4]float32{}
 	scratch.train_cross_entropy_1_logits_grad = [16][4]float32{}
@@ -1827,8 +1841,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1876,8 +1892,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1897,8 +1915,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// float32 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1949,8 +1969,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
-	// float32 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1977,6 +1999,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
+		*gNetHeadW = [1600]float32{}
 		for i0 := range 16 {
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
@@ -2069,8 +2092,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
-	// float32 across-rows add reduction kernel, 400 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 400 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -2364,6 +2389,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetConv1Kernel[0], &scratch.net_conv1_y_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
+		*gNetConv1Kernel = [72]float32{}
 		for i0 := range 16 {
 			for i1 := range 10 {
 				for i2 := range 10 {
@@ -2721,8 +2747,10 @@ type ocannlCNNBackwardPart5 struct {
 func (r22 *ocannlCNNBackwardPart5) Part(j64 int) {
 	scratch, gNetConv1BiasPartial := r22.scratch, &r22.gNetConv1BiasPartial
 	gNetConv1BiasPartial[j64] = [8]float32{}
-	// float32 across-rows add reduction kernel, 200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 200 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.

@@ -658,8 +658,10 @@ func ocannlSumRows(x []float32, out []float32) {
 	outArr := (*[64]float32)(out)
 
 	// out = einsum "++" "i,j => i" of x
-	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&outArr[0], &xArr[0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&outArr[0], &xArr[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -730,8 +732,10 @@ type ocannlSumBatchPart0 struct {
 func (r *ocannlSumBatchPart0) Part(j int) {
 	x, outPartial := r.x, &r.outPartial
 	outPartial[j] = [16]float32{}
-	// float32 across-rows add reduction kernel, 512 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 512 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&outPartial[j][0], &x[512*j][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&outPartial[j][0], &x[512*j][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
@@ -775,8 +779,10 @@ var ocannlSumBatchPart0Records rt.Records[ocannlSumBatchPart0]
 //	    out[i0] max= x[i0, i1]
 func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
-	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -813,8 +819,10 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 func ocannlBiasGrad(g *[8][5][5][16]float32, out *[16]float32) {
 	// out = einsum "++" "n,h,w,c => c" of g
 	*out = [16]float32{}
-	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&out[0], &g[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&out[0], &g[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -858,8 +866,10 @@ func ocannlBiasGrad(g *[8][5][5][16]float32, out *[16]float32) {
 //	    out[i0] max= x[i0, i1]
 func ocannlRowMaxF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
-	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -96,6 +96,31 @@ func ocannlMap3AVX512(c *float32)
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 512 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float64, x0 *float64)
+
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //
 //go:noescape

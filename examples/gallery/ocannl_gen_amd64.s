@@ -3469,6 +3469,231 @@ row2:
 	VZEROUPPER
 	RET
 
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMOVUPS      256(CX), Z5
+	VADDPS       Z5, Z1, Z1
+	VMOVUPS      320(CX), Z5
+	VADDPS       Z5, Z2, Z2
+	VMOVUPS.Z    384(CX), K1, Z5
+	VBLENDMPS    Z5, Z0, K1, Z6
+	VADDPS       Z6, Z3, Z3
+	VADDPS       Z2, Z1, Z1
+	VADDPS       Z4, Z3, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+400, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000200, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-32704, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS    (CX), Z1
+	VMOVUPS    64(CX), Z2
+	VMOVUPS    128(CX), Z3
+	VMOVUPS    192(CX), Z4
+	VMOVUPS    256(CX), Z5
+	VMAXPS     Z5, Z1, Z6
+	VMAXPS     Z1, Z5, Z7
+	VCMPPS     $0x03, Z5, Z1, K2
+	VADDPS     Z5, Z1, Z5
+	VPANDD     Z7, Z6, Z1
+	VBLENDMPS  Z5, Z1, K2, Z1
+	VMOVUPS    320(CX), Z5
+	VMAXPS     Z5, Z2, Z6
+	VMAXPS     Z2, Z5, Z7
+	VCMPPS     $0x03, Z5, Z2, K2
+	VADDPS     Z5, Z2, Z5
+	VPANDD     Z7, Z6, Z2
+	VBLENDMPS  Z5, Z2, K2, Z2
+	VMOVUPS.Z  384(CX), K1, Z5
+	VBLENDMPS  Z5, Z0, K1, Z8
+	VMAXPS     Z8, Z3, Z5
+	VMAXPS     Z3, Z8, Z6
+	VCMPPS     $0x03, Z8, Z3, K2
+	VADDPS     Z8, Z3, Z7
+	VPANDD     Z6, Z5, Z3
+	VBLENDMPS  Z7, Z3, K2, Z3
+	VMAXPS     Z2, Z1, Z5
+	VMAXPS     Z1, Z2, Z6
+	VCMPPS     $0x03, Z2, Z1, K2
+	VADDPS     Z2, Z1, Z1
+	VPANDD     Z6, Z5, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VMAXPS     Z4, Z3, Z1
+	VMAXPS     Z3, Z4, Z5
+	VCMPPS     $0x03, Z4, Z3, K2
+	VADDPS     Z4, Z3, Z3
+	VPANDD     Z5, Z1, Z1
+	VBLENDMPS  Z3, Z1, K2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VSHUFF64X2 $0xb1, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VPERMILPS  $0x4e, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VPERMILPS  $0xb1, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z2
+	VBLENDMPS  Z1, Z2, K2, Z2
+	VMOVSS     X2, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+400, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x000000c8, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-12736, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+40(SB), Z0
+	MOVL         $0x00000003, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000030, DX
+
+row1:
+	VMOVUPS    (CX), Z1
+	VMOVUPD.Z  64(CX), K1, Z2
+	VBLENDMPD  Z2, Z0, K1, Z3
+	VMAXPD     Z3, Z1, Z2
+	VMAXPD     Z1, Z3, Z4
+	VCMPPD     $0x03, Z3, Z1, K2
+	VADDPD     Z3, Z1, Z1
+	VPANDQ     Z4, Z2, Z2
+	VBLENDMPD  Z1, Z2, K2, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z4
+	VMAXPD     Z2, Z1, Z5
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z5, Z4, Z2
+	VBLENDMPD  Z1, Z2, K2, Z2
+	VSHUFF64X2 $0xb1, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z4
+	VMAXPD     Z2, Z1, Z5
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z5, Z4, Z2
+	VBLENDMPD  Z1, Z2, K2, Z2
+	VPERMILPD  $0x55, Z2, Z1
+	VMAXPD     Z1, Z2, Z4
+	VMAXPD     Z2, Z1, Z5
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z5, Z4, Z2
+	VBLENDMPD  Z1, Z2, K2, Z2
+	VMOVSD     X2, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+80, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24

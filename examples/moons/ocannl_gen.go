@@ -610,8 +610,10 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -651,8 +653,10 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&train_1[0], &train_hinge_1_margin[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&train_1[0], &train_hinge_1_margin[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1031,8 +1035,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1072,8 +1078,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin
-	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&train_1[0], &train_hinge_1_margin[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&train_1[0], &train_hinge_1_margin[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1090,9 +1098,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// zero the gradients
 	*gNetW1 = [32]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [256]float32{}
 	*gNetB2 = [16]float32{}
-	*gNetW3 = [16]float32{}
 	*gNetB3 = [1]float32{}
 
 	// train.grad = 1
@@ -1136,8 +1142,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1155,6 +1163,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&gNetW3[0], &train_hinge_1_scores_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [16]float32{}
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
 			train_hinge_1_scores_1_gradV := train_hinge_1_scores_1_grad[i0][0]
@@ -1234,8 +1243,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1262,6 +1273,7 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -1347,8 +1359,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1369,8 +1383,12 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, points): g1 =+ g * v2; g1 is net.w1.grad
-	// float32 across-rows add reduction kernel, 32 rows of 2 elements into 2 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 2 elements into 2 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce4AVX512(&gNetW1[2*i1], &net_a1_1_grad[0][i1], &points[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce4AVX2(&gNetW1[2*i1], &net_a1_1_grad[0][i1], &points[0][0])
 		}
@@ -1487,8 +1505,10 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1807,8 +1827,10 @@ type ocannlMoonsPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlMoonsPredictPart4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.predict_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.predict_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1925,8 +1947,10 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2245,8 +2269,10 @@ type ocannlMoonsScore_rows256Part4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlMoonsScore_rows256Part4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&scratch.score_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&scratch.score_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2408,8 +2434,10 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	}
 
 	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 128 rows of 16 elements into 128 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 16 elements into 128 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2574,8 +2602,10 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 64 rows of 16 elements into 64 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 16 elements into 64 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2740,8 +2770,10 @@ func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2906,8 +2938,10 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3058,8 +3092,10 @@ func ocannlMoonsScore_rows8(points *[8][2]float32, pNetW1 *[32]float32, pNetB1 *
 	}
 
 	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.

@@ -106,6 +106,56 @@ func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 128 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce7AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 64 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce8AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce9AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape

@@ -169,7 +169,6 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
 	VZEROUPPER
 	RET
@@ -234,33 +233,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+896, AX
@@ -279,9 +264,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -1125,6 +1108,285 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x00000003, BX
+	KMOVW        BX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VBROADCASTSS (CX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VMULPS       Z3, Z2, Z2
+	VBLENDMPS    Z2, Z0, K1, Z4
+	VADDPS       Z4, Z1, Z1
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), $1024-24
@@ -1687,9 +1949,7 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -1749,29 +2009,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -1807,21 +2055,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

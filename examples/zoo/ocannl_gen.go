@@ -5368,8 +5368,12 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce0AVX512(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce0AVX2(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
 		}
@@ -6507,8 +6511,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 12 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce0AVX512(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce0AVX2(&scratch.train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[12*i1], &scratch.net_linear_1_x[0][0])
 		}
@@ -6611,18 +6619,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetConv2dValid1Kernel = [36]float64{}
 	*gNetConv2dValid1Bias = [4]float64{}
 	scratch.net_max_pool_1_x_grad = [4][12][12][4]float64{}
 	scratch.net_max_pool_1_y_grad = [4][6][6][4]float64{}
 	*gNetConv2dValid2Kernel = [216]float64{}
 	*gNetConv2dValid2Bias = [6]float64{}
 	scratch.net_max_pool_2_x_grad = [4][4][4][6]float64{}
-	*gNetDense2W = [384]float64{}
 	scratch.net_dense_1_x_1_grad = [4][16]float64{}
 	*gNetDense2B = [16]float64{}
 	scratch.net_dense_1_x_2_grad = [4][16]float64{}
-	*gNetDense1W = [192]float64{}
 	scratch.net_linear_1_x_1_grad = [4][12]float64{}
 	*gNetDense1B = [12]float64{}
 	scratch.net_linear_1_x_2_grad = [4][12]float64{}
@@ -6800,8 +6805,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce1AVX512(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
@@ -6819,8 +6828,12 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce2AVX512(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -6872,8 +6885,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetDense1B[0], &scratch.net_linear_1_x_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetDense1B[0], &scratch.net_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -6898,6 +6913,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm3AVX2(&gNetDense1W[0], &scratch.net_linear_1_x_1_grad[0][0], &scratch.net_dense_1_x[0][0])
 	} else {
+		*gNetDense1W = [192]float64{}
 		for i0 := range 4 {
 			net_dense_1_xRow3 := &scratch.net_dense_1_x[i0]
 			for i1 := range 12 {
@@ -6970,8 +6986,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g2 =+ g; g2 is net.dense#2.b.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&gNetDense2B[0], &scratch.net_dense_1_x_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&gNetDense2B[0], &scratch.net_dense_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -6996,6 +7014,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm5AVX2(&gNetDense2W[0], &scratch.net_dense_1_x_1_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else {
+		*gNetDense2W = [384]float64{}
 		for i0 := range 4 {
 			for i1 := range 16 {
 				net_dense_1_x_1_gradV := scratch.net_dense_1_x_1_grad[i0][i1]
@@ -7182,8 +7201,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
-	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&gNetConv2dValid2Bias[0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&gNetConv2dValid2Bias[0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -7332,8 +7353,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
-	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetConv2dValid1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetConv2dValid1Bias[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -7362,6 +7385,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
+		*gNetConv2dValid1Kernel = [36]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
@@ -7601,8 +7625,18 @@ type ocannlLeNetBackwardPart4 struct {
 // Part runs part j18 of the nest (0 <= j18 < 4).
 func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 	pNetConv2dValid2Kernel, scratch := r25.pNetConv2dValid2Kernel, r25.scratch
-	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -7647,8 +7681,18 @@ type ocannlLeNetBackwardPart5 struct {
 // Part runs part j19 of the nest (0 <= j19 < 6).
 func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 	gNetConv2dValid2Kernel, scratch := r26.gNetConv2dValid2Kernel, r26.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j19])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -8139,8 +8183,10 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// float64 along-rows add reduction kernel, 16 rows of 24 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 24 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&net_dense_1_x_1[0][0], &pNetDense2W[0], &net_max_pool_2_y[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8178,8 +8224,10 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// float64 along-rows add reduction kernel, 12 rows of 16 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 16 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&net_linear_1_x_1[0][0], &pNetDense1W[0], &net_dense_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8213,8 +8261,10 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	}
 
 	// _predict.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 3 rows of 12 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 3 rows of 12 elements into 3 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&predict_1[0][0], &pNetLinear1W[0], &net_linear_1_x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&predict_1[0][0], &pNetLinear1W[0], &net_linear_1_x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8874,8 +8924,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y
-	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce12AVX512(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce12AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &net_vgg_block_1_max_pool_1_y[i0][0][0][0])
 		}
@@ -10126,8 +10180,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y
-	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 3 rows of 24 elements into 3 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce12AVX512(&scratch.train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &scratch.net_vgg_block_1_max_pool_1_y[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce12AVX2(&scratch.train_cross_entropy_1_logits_1[i0][0], &pNetLinear1W[0], &scratch.net_vgg_block_1_max_pool_1_y[i0][0][0][0])
 		}
@@ -10420,8 +10478,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce13AVX512(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
@@ -10443,8 +10505,12 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g2 =+ v1 * g; g2 is net.vgg_block#1.max_pool#1/y.grad
-	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce14AVX512(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -10580,8 +10646,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&gNetVggBlock1Conv2d1Bias[0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetVggBlock1Conv2d1Bias[0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -10696,9 +10764,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
 
-	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -10722,9 +10792,19 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
 
-	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce6AVX512(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -10990,8 +11070,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&gNetVggBlock2Conv2d1Bias[0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetVggBlock2Conv2d1Bias[0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -11121,9 +11203,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
 
-	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -11237,8 +11321,18 @@ type ocannlVGGBackwardPart0 struct {
 // Part runs part j44 of the nest (0 <= j44 < 2).
 func (r17 *ocannlVGGBackwardPart0) Part(j44 int) {
 	pNetVggBlock1Conv2d1Kernel, scratch := r17.pNetVggBlock1Conv2d1Kernel, r17.scratch
-	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce16AVX512(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -11283,8 +11377,18 @@ type ocannlVGGBackwardPart1 struct {
 // Part runs part j45 of the nest (0 <= j45 < 6).
 func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 	gNetVggBlock1Conv2d1Kernel, scratch := r18.gNetVggBlock1Conv2d1Kernel, r18.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 18 elements into 18 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce17AVX512(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j45])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -11329,8 +11433,18 @@ type ocannlVGGBackwardPart2 struct {
 // Part runs part j60 of the nest (0 <= j60 < 6).
 func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 	gNetVggBlock1Conv2d2Kernel, scratch := r21.gNetVggBlock1Conv2d2Kernel, r21.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j60])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -11375,8 +11489,18 @@ type ocannlVGGBackwardPart3 struct {
 // Part runs part j93 of the nest (0 <= j93 < 2).
 func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
 	pNetVggBlock2Conv2d1Kernel, scratch := r30.pNetVggBlock2Conv2d1Kernel, r30.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i4 := range 3 {
+						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 8 {
 				for i2 := range 8 {
@@ -11421,8 +11545,18 @@ type ocannlVGGBackwardPart4 struct {
 // Part runs part j94 of the nest (0 <= j94 < 4).
 func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
 	gNetVggBlock2Conv2d1Kernel, scratch := r31.gNetVggBlock2Conv2d1Kernel, r31.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j94])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
@@ -11467,8 +11601,18 @@ type ocannlVGGBackwardPart5 struct {
 // Part runs part j109 of the nest (0 <= j109 < 4).
 func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 	gNetVggBlock2Conv2d2Kernel, scratch := r34.gNetVggBlock2Conv2d2Kernel, r34.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j109])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
@@ -11873,8 +12017,16 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce23AVX512(&net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -11927,8 +12079,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	}
 
 	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
-	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce24AVX512(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
 		}
@@ -12856,8 +13012,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce23AVX512(&scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2][0], &scratch.net_stem[i0][2*i1+1][2*i2+1][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -12931,8 +13095,12 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
 	scratch.net_global_avg_pool_1_s = [2][8]float64{}
-	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce24AVX512(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce24AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
@@ -13068,7 +13236,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetConv2d1Kernel = [36]float64{}
 	*gNetConv2d1Bias = [4]float64{}
 	scratch.net_stem_grad = [2][11][11][4]float64{}
 	*gNetBasicBlock1Conv2d1Kernel = [288]float64{}
@@ -13404,8 +13571,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -13428,8 +13597,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
-	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					ocannlReduce26AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -13504,8 +13681,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -13689,8 +13868,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -13827,9 +14008,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 
-	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -13860,6 +14043,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	if ocannlAVX2 {
 		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
+		*gNetConv2d1Kernel = [36]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
@@ -13942,8 +14126,18 @@ type ocannlResNetBackwardPart0 struct {
 // Part runs part j28 of the nest (0 <= j28 < 2).
 func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 	pNetBasicBlock1Conv2d1Kernel, scratch := r12.pNetBasicBlock1Conv2d1Kernel, r12.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce27AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -13988,8 +14182,18 @@ type ocannlResNetBackwardPart1 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 	gNetBasicBlock1Conv2d1Kernel, scratch := r13.gNetBasicBlock1Conv2d1Kernel, r13.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce28AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j29])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -14871,9 +15075,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gC1Kernel = [27]float64{}
 	*gC1Bias = [3]float64{}
-	*gHeadW = [432]float64{}
 	*gHeadB = [4]float64{}
 
 	// train.grad = 1
@@ -15038,6 +15240,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	} else if ocannlAVX2 {
 		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
 	} else {
+		*gHeadW = [432]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
@@ -15113,8 +15316,10 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
-	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce29AVX512(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce29AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -15151,6 +15356,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 			ocannlGemm21AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &c1_y_grad[0][0][0][0])
 		}
 	} else {
+		*gC1Kernel = [27]float64{}
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
@@ -15518,8 +15724,10 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	}
 
 	// _classify.1 = compose "*" of head.w, head/x
-	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce30AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce30AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -16119,8 +16327,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
@@ -16905,8 +17117,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
@@ -17015,7 +17231,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// zero the gradients
 	*gNetSeparable1Depthwise1Kernel = [27]float64{}
 	*gNetSeparable1Depthwise1Bias = [108]float64{}
-	*gNetSeparable1Conv2d1Kernel = [15]float64{}
 	*gNetSeparable1Conv2d1Bias = [5]float64{}
 	*gNetLinear1W = [90]float64{}
 	*gNetLinear1B = [2]float64{}
@@ -17176,8 +17391,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
@@ -17199,8 +17418,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -17302,8 +17525,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce34AVX512(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce34AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -17367,6 +17592,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	if ocannlAVX2 {
 		ocannlGemm23AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_y_grad[0][0][0][0])
 	} else {
+		*gNetSeparable1Conv2d1Kernel = [15]float64{}
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
@@ -17426,8 +17652,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
-	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce35AVX512(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce35AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -18463,8 +18691,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
@@ -18498,8 +18730,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -18548,8 +18782,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -18720,8 +18956,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -18759,8 +18997,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -18856,8 +19096,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -18906,8 +19148,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19036,8 +19280,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19086,8 +19332,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19258,8 +19506,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19297,8 +19547,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19394,8 +19646,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19444,8 +19698,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19574,8 +19830,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19624,8 +19882,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19681,8 +19941,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 6 {
+			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 6 {
 			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
@@ -19715,8 +19979,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19761,8 +20027,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19801,8 +20069,10 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22356,8 +22626,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
@@ -22391,8 +22665,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22441,8 +22717,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22624,8 +22902,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22663,8 +22943,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22760,8 +23042,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22810,8 +23094,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22962,8 +23248,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23012,8 +23300,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23195,8 +23485,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23234,8 +23526,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23331,8 +23625,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23381,8 +23677,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23533,8 +23831,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23583,8 +23883,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23651,8 +23953,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 6 {
+			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 6 {
 			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
@@ -23685,8 +23991,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23731,8 +24039,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23771,8 +24081,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23799,27 +24111,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	*gNetPos = [32]float64{}
 	*gNetEncoderBlock2LayerNorm1Gamma = [8]float64{}
 	*gNetEncoderBlock2LayerNorm1Beta = [8]float64{}
-	*gNetEncoderBlock2MaskedAttention1WQ = [64]float64{}
-	*gNetEncoderBlock2MaskedAttention1WK = [64]float64{}
-	*gNetEncoderBlock2MaskedAttention1WV = [64]float64{}
-	*gNetEncoderBlock2MaskedAttention1WO = [64]float64{}
 	*gNetEncoderBlock2LayerNorm2Gamma = [8]float64{}
 	*gNetEncoderBlock2LayerNorm2Beta = [8]float64{}
-	*gNetEncoderBlock2Dense1W = [128]float64{}
 	*gNetEncoderBlock2Dense1B = [16]float64{}
-	*gNetEncoderBlock2Linear1W = [128]float64{}
 	*gNetEncoderBlock2Linear1B = [8]float64{}
 	*gNetEncoderBlock1LayerNorm1Gamma = [8]float64{}
 	*gNetEncoderBlock1LayerNorm1Beta = [8]float64{}
-	*gNetEncoderBlock1MaskedAttention1WQ = [64]float64{}
-	*gNetEncoderBlock1MaskedAttention1WK = [64]float64{}
-	*gNetEncoderBlock1MaskedAttention1WV = [64]float64{}
-	*gNetEncoderBlock1MaskedAttention1WO = [64]float64{}
 	*gNetEncoderBlock1LayerNorm2Gamma = [8]float64{}
 	*gNetEncoderBlock1LayerNorm2Beta = [8]float64{}
-	*gNetEncoderBlock1Dense1W = [128]float64{}
 	*gNetEncoderBlock1Dense1B = [16]float64{}
-	*gNetEncoderBlock1Linear1W = [128]float64{}
 	*gNetEncoderBlock1Linear1B = [8]float64{}
 	*gNetLayerNorm1Gamma = [8]float64{}
 	*gNetLayerNorm1Beta = [8]float64{}
@@ -23870,8 +24170,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce44AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce44AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23932,8 +24234,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23957,8 +24261,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
-	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce45AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce45AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24015,8 +24321,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24037,8 +24345,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 6 {
+			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 6 {
 			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
@@ -24058,8 +24370,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
-	// float64 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
@@ -24111,8 +24429,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24145,8 +24465,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24184,8 +24506,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24276,8 +24600,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24347,8 +24673,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24375,6 +24703,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock1Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_linear_1_xRow3 := &net_encoder_block_1_linear_1_x[i0][i1]
@@ -24454,8 +24783,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce53AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24482,6 +24813,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm29AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock1Dense1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_dense_1_xRow3 := &net_encoder_block_1_dense_1_x[i0][i1]
@@ -24541,8 +24873,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24575,8 +24909,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24614,8 +24950,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -24706,8 +25044,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24772,6 +25112,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
+		*gNetEncoderBlock1MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
@@ -24865,8 +25206,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce54AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24927,8 +25270,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
-	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce55AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24956,8 +25301,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
-	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+	} else if ocannlAVX2 {
 		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25087,6 +25434,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock1MaskedAttention1WV = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_masked_attention_1_xRow5 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
@@ -25143,6 +25491,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock1MaskedAttention1WK = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_masked_attention_1_xRow6 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
@@ -25199,6 +25548,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock1MaskedAttention1WQ = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_masked_attention_1_xRow7 := &net_encoder_block_1_masked_attention_1_x[i0][i1]
@@ -25260,8 +25610,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25294,8 +25646,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25333,8 +25687,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25425,8 +25781,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25496,8 +25854,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25524,6 +25884,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock2Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_linear_1_xRow3 := &net_encoder_block_2_linear_1_x[i0][i1]
@@ -25603,8 +25964,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce53AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25631,6 +25994,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm29AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock2Dense1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_dense_1_xRow3 := &net_encoder_block_2_dense_1_x[i0][i1]
@@ -25690,8 +26054,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25724,8 +26090,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25763,8 +26131,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -25855,8 +26225,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25921,6 +26293,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
+		*gNetEncoderBlock2MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
@@ -26014,8 +26387,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce54AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26076,8 +26451,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
-	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce55AVX512(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26105,8 +26482,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
-	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+	} else if ocannlAVX2 {
 		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26236,6 +26615,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_v_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock2MaskedAttention1WV = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_masked_attention_1_xRow5 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
@@ -26292,6 +26672,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_k_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock2MaskedAttention1WK = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_masked_attention_1_xRow6 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
@@ -26348,6 +26729,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else if ocannlAVX2 {
 		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_q_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
 	} else {
+		*gNetEncoderBlock2MaskedAttention1WQ = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_masked_attention_1_xRow7 := &net_encoder_block_2_masked_attention_1_x[i0][i1]
@@ -26409,8 +26791,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -26443,8 +26827,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26482,8 +26868,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -26574,8 +26962,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26623,8 +27013,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
-	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce57AVX512(&gNetPos[0], &net_h_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce57AVX2(&gNetPos[0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -26639,8 +27031,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 1 (_net/h.1 = compose "*" of net.emb, net/onehot): g1 =+ g * v2; g1 is net.emb.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
 		}
@@ -27577,8 +27973,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
@@ -27608,8 +28008,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27650,8 +28052,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27715,8 +28119,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
@@ -27738,8 +28146,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
@@ -27761,8 +28173,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
@@ -27831,8 +28247,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27877,8 +28295,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27931,8 +28351,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@2/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
@@ -27964,8 +28388,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28006,8 +28432,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28154,8 +28582,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28196,8 +28626,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28261,8 +28693,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
@@ -28284,8 +28720,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
@@ -28307,8 +28747,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@2/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
@@ -28377,8 +28821,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28423,8 +28869,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28477,8 +28925,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@2/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
@@ -28510,8 +28962,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28552,8 +29006,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28700,8 +29156,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28742,8 +29200,10 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28807,8 +29267,12 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _predict.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce64AVX512(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce64AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
@@ -29754,8 +30218,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
@@ -29785,8 +30253,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29827,8 +30297,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29892,8 +30364,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
@@ -29915,8 +30391,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
@@ -29938,8 +30418,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
@@ -30008,8 +30492,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30054,8 +30540,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30108,8 +30596,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
@@ -30141,8 +30633,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30183,8 +30677,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30331,8 +30827,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30373,8 +30871,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30438,8 +30938,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
@@ -30461,8 +30965,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
@@ -30484,8 +30992,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
@@ -30554,8 +31066,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30600,8 +31114,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30654,8 +31170,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
@@ -30687,8 +31207,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30729,8 +31251,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30877,8 +31401,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30919,8 +31445,10 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30984,8 +31512,12 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce64AVX512(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce64AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
@@ -31939,8 +32471,12 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net/h.1 = compose "*" of net.emb, net/onehot
-	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce65AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce65AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
@@ -31974,8 +32510,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32024,8 +32562,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32196,8 +32736,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
-	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce67AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce67AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32235,8 +32777,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce68AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce68AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32332,8 +32876,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32382,8 +32928,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32512,8 +33060,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32562,8 +33112,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32734,8 +33286,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
-	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce67AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce67AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32773,8 +33327,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce68AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce68AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32870,8 +33426,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32920,8 +33478,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33050,8 +33610,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33100,8 +33662,10 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33593,8 +34157,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var train_3 [1]float64
 
 	// _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
@@ -33627,8 +34195,10 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33677,8 +34247,10 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33734,8 +34306,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 5 {
+				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
@@ -33782,8 +34360,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2
-	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
@@ -33830,8 +34414,10 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33880,8 +34466,10 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34010,8 +34598,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
@@ -35160,8 +35752,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	ordinals_1 = [3]float64{0, 1, 2}
 
 	// _net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
@@ -35194,8 +35790,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35244,8 +35842,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35312,8 +35912,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 5 {
+				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
@@ -35360,8 +35966,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2
-	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
@@ -35408,8 +36020,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35458,8 +36072,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35610,8 +36226,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
@@ -35749,8 +36369,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	*gNetMixerBlock1Tok2 = [20]float64{}
 	*gNetMixerBlock1LayerNorm2Gamma = [8]float64{}
 	*gNetMixerBlock1LayerNorm2Beta = [8]float64{}
-	*gNetMixerBlock1Ch2 = [96]float64{}
-	*gNetMixerBlock1Dense1W = [96]float64{}
 	*gNetMixerBlock1Dense1B = [12]float64{}
 	*gNetMixerBlock1Ch2B = [8]float64{}
 	*gNetLinear2W = [24]float64{}
@@ -35981,8 +36599,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36031,6 +36651,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else if ocannlAVX2 {
 		ocannlGemm42AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
+		*gNetMixerBlock1Ch2 = [96]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_y_3Row3 := &net_y_3[i0][i1]
@@ -36110,8 +36731,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce72AVX512(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce72AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36138,6 +36761,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else if ocannlAVX2 {
 		ocannlGemm44AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
+		*gNetMixerBlock1Dense1W = [96]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_mixer_block_1_dense_1_xRow3 := &net_mixer_block_1_dense_1_x[i0][i1]
@@ -36197,8 +36821,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36231,8 +36857,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36270,8 +36898,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36362,8 +36992,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36422,8 +37054,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g1 =+ g * v2; g1 is net.mixer_block#1/u.grad
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i3 := range 5 {
+				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
 				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
@@ -36445,8 +37083,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g2 =+ v1 * g; g2 is net.mixer_block#1.tok2.grad
-	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
@@ -36497,8 +37141,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g1 =+ g * v2; g1 is net.mixer_block#1/t.grad
-	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i3 := range 4 {
+				ocannlReduce75AVX512(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
 				ocannlReduce75AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
@@ -36520,8 +37170,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g2 =+ v1 * g; g2 is net.mixer_block#1.tok1.grad
-	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i3 := range 4 {
+				ocannlReduce76AVX512(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
 				ocannlReduce76AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
@@ -36563,8 +37219,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36597,8 +37255,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36636,8 +37296,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36728,8 +37390,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36777,8 +37441,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -36799,8 +37465,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 0 (_net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 8 {
+			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 8 {
 			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
 		}
@@ -36939,8 +37609,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	var train_2 [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
@@ -36973,8 +37647,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
@@ -37030,8 +37708,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
@@ -37070,8 +37752,10 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -37402,8 +38086,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var train_grad [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
@@ -37445,8 +38133,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
-	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
@@ -37511,8 +38203,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
@@ -37551,8 +38247,10 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -37633,8 +38331,10 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g2 =+ g; g2 is dec.b_out.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gDecBOut[0], &train_mse_1_a_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gDecBOut[0], &train_mse_1_a_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -37653,8 +38353,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g1 =+ g * v2; g1 is dec.w_out.grad
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 12 {
+			ocannlReduce80AVX512(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
@@ -37672,8 +38376,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g2 =+ v1 * g; g2 is _train.mse#1/a.3.grad
-	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce81AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
 		}
@@ -37730,8 +38438,10 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce82AVX512(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce82AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -37820,8 +38530,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 3 (_dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x): g1 =+ g * v2; g1 is enc.linear#1.w.grad
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce83AVX512(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
 		}
@@ -37885,8 +38599,10 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce82AVX512(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce82AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -37905,8 +38621,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	}
 
 	// backprop of op 0 (_enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x): g1 =+ g * v2; g1 is enc.dense#1.w.grad
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce84AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
 		}
@@ -37973,8 +38693,10 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	var encode_1 [1][3]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
-	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce77AVX512(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce77AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -42813,8 +43535,12 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 5 {
+			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 5 {
 			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
@@ -43393,8 +44119,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 5 {
+			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 5 {
 			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
@@ -43823,8 +44553,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 5 {
+			ocannlReduce86AVX512(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 5 {
 			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
 		}
@@ -43902,8 +44636,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce87AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce87AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -44042,8 +44778,12 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 5 {
+			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 5 {
 			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
@@ -44825,8 +45565,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -44903,8 +45645,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -45035,8 +45779,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -45113,8 +45859,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -45245,8 +45993,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -45323,8 +46073,10 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -45399,8 +46151,12 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	}
 
 	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
-	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
@@ -47042,8 +47798,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
 	scratch.net_batch_norm_1_mean_1 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47121,8 +47879,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
 	scratch.net_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47279,8 +48039,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
 	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47358,8 +48120,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
 	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47516,8 +48280,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
 	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47595,8 +48361,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
 	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -47697,8 +48465,12 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 
 	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
 	scratch.net_pooled_1 = [4][4]float64{}
-	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce89AVX512(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce89AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
@@ -48162,8 +48934,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48207,8 +48981,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce90AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48365,8 +49141,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48441,8 +49219,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48568,8 +49348,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48613,8 +49395,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce90AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48771,8 +49555,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48847,8 +49633,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -48974,8 +49762,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -49019,8 +49809,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce90AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -49177,8 +49969,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -49253,8 +50047,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce88AVX512(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce88AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -49396,8 +50192,18 @@ type ocannlResNetBNBackwardPart0 struct {
 // Part runs part j18 of the nest (0 <= j18 < 4).
 func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 	pNetBasic1Conv2d1Kernel, scratch := r10.pNetBasic1Conv2d1Kernel, r10.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce20AVX512(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -49442,8 +50248,18 @@ type ocannlResNetBNBackwardPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 4).
 func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 	gNetBasic1Conv2d1Kernel, scratch := r11.gNetBasic1Conv2d1Kernel, r11.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce91AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -49488,8 +50304,18 @@ type ocannlResNetBNBackwardPart2 struct {
 // Part runs part j35 of the nest (0 <= j35 < 4).
 func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 	pNetBasic1Conv2d2Kernel, scratch := r14.pNetBasic1Conv2d2Kernel, r14.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce20AVX512(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
@@ -49534,8 +50360,18 @@ type ocannlResNetBNBackwardPart3 struct {
 // Part runs part j36 of the nest (0 <= j36 < 4).
 func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 	gNetBasic1Conv2d2Kernel, scratch := r15.gNetBasic1Conv2d2Kernel, r15.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce91AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 1 {
@@ -50002,8 +50838,12 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	}
 
 	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
-	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}

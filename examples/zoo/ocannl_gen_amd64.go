@@ -501,6 +501,466 @@ func ocannlMap56AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
 
+// ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce1AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce2AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float64, x0 *float64)
+
+// ocannlReduce4AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float64, x0 *float64)
+
+// ocannlReduce5AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float64, x0 *float64)
+
+// ocannlReduce6AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce7AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce8AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 576 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float64, x0 *float64)
+
+// ocannlReduce9AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce10AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce11AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce12AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 3 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce13AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce14AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 3 rows of 24 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce15AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float64, x0 *float64)
+
+// ocannlReduce16AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 18 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce17AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 18 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce18AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce19AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 128 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float64, x0 *float64)
+
+// ocannlReduce20AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce21AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce22AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce23AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce23AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce24AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce24AVX512(c *float64, x0 *float64)
+
+// ocannlReduce25AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce25AVX512(c *float64, x0 *float64)
+
+// ocannlReduce26AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce27AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce27AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce28AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce29AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce29AVX512(c *float64, x0 *float64)
+
+// ocannlReduce30AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+//
+//go:noescape
+func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce31AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce32AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce33AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+//
+//go:noescape
+func ocannlReduce33AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce34AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce34AVX512(c *float64, x0 *float64)
+
+// ocannlReduce35AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
+//
+//go:noescape
+func ocannlReduce35AVX512(c *float64, x0 *float64)
+
+// ocannlReduce36AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce36AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce37AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce37AVX512(c *float64, x0 *float64)
+
+// ocannlReduce38AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce38AVX512(c *float64, x0 *float64)
+
+// ocannlReduce39AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce39AVX512(c *float64, x0 *float64)
+
+// ocannlReduce40AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce40AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce41AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce41AVX512(c *float64, x0 *float64)
+
+// ocannlReduce42AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce42AVX512(c *float64, x0 *float64)
+
+// ocannlReduce43AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+//
+//go:noescape
+func ocannlReduce43AVX512(c *float64, x0 *float64)
+
+// ocannlReduce44AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce44AVX512(c *float64, x0 *float64)
+
+// ocannlReduce45AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce45AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce46AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce46AVX512(c *float64, x0 *float64)
+
+// ocannlReduce47AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce48AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce48AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce49AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce49AVX512(c *float64, x0 *float64)
+
+// ocannlReduce50AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce51AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce51AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce52AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce52AVX512(c *float64, x0 *float64)
+
+// ocannlReduce53AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce53AVX512(c *float64, x0 *float64)
+
+// ocannlReduce54AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce54AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce55AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce55AVX512(c *float64, x0 *float64)
+
+// ocannlReduce56AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce56AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce57AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce57AVX512(c *float64, x0 *float64)
+
+// ocannlReduce58AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce59AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce59AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce60AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce60AVX512(c *float64, x0 *float64)
+
+// ocannlReduce61AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce61AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce62AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce62AVX512(c *float64, x0 *float64)
+
+// ocannlReduce63AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce63AVX512(c *float64, x0 *float64)
+
+// ocannlReduce64AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce64AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce65AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce65AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce66AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce66AVX512(c *float64, x0 *float64)
+
+// ocannlReduce67AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce67AVX512(c *float64, x0 *float64)
+
+// ocannlReduce68AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce68AVX512(c *float64, x0 *float64)
+
+// ocannlReduce69AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce69AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce70AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce70AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce71AVX512 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce71AVX512(c *float64, x0 *float64)
+
+// ocannlReduce72AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce72AVX512(c *float64, x0 *float64)
+
+// ocannlReduce73AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce73AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce74AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce75AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce75AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce76AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce76AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce77AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce77AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce78AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce78AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce79AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce79AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce80AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce80AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce81AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce81AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce82AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce82AVX512(c *float64, x0 *float64)
+
+// ocannlReduce83AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce83AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce84AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce84AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce85AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce85AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce86AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce86AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce87AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce87AVX512(c *float64, x0 *float64)
+
+// ocannlReduce88AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce88AVX512(c *float64, x0 *float64)
+
+// ocannlReduce89AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce89AVX512(c *float64, x0 *float64)
+
+// ocannlReduce90AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce90AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce91AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce91AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
 //go:noescape

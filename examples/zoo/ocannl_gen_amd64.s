@@ -790,53 +790,29 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPD       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPD       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPD       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPD       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPD       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPD       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPD       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPD       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -985,61 +961,33 @@ k1:
 	ADDQ         $+192, R8
 	DECQ         R9
 	JNZ          k1
-	VADDPD       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VADDPD       64(SI), Z1, Z1
 	VMOVUPS      Z1, 64(SI)
-	VADDPD       192(SI), Z2, Z2
 	VMOVUPS      Z2, 192(SI)
-	VADDPD       256(SI), Z3, Z3
 	VMOVUPS      Z3, 256(SI)
-	VADDPD       384(SI), Z4, Z4
 	VMOVUPS      Z4, 384(SI)
-	VADDPD       448(SI), Z5, Z5
 	VMOVUPS      Z5, 448(SI)
-	VADDPD       576(SI), Z6, Z6
 	VMOVUPS      Z6, 576(SI)
-	VADDPD       640(SI), Z7, Z7
 	VMOVUPS      Z7, 640(SI)
-	VADDPD       768(SI), Z8, Z8
 	VMOVUPS      Z8, 768(SI)
-	VADDPD       832(SI), Z9, Z9
 	VMOVUPS      Z9, 832(SI)
-	VADDPD       960(SI), Z10, Z10
 	VMOVUPS      Z10, 960(SI)
-	VADDPD       1024(SI), Z11, Z11
 	VMOVUPS      Z11, 1024(SI)
-	VADDPD       1152(SI), Z12, Z12
 	VMOVUPS      Z12, 1152(SI)
-	VADDPD       1216(SI), Z13, Z13
 	VMOVUPS      Z13, 1216(SI)
-	VADDPD       1344(SI), Z14, Z14
 	VMOVUPS      Z14, 1344(SI)
-	VADDPD       1408(SI), Z15, Z15
 	VMOVUPS      Z15, 1408(SI)
-	VADDPD       1536(SI), Z16, Z16
 	VMOVUPS      Z16, 1536(SI)
-	VADDPD       1600(SI), Z17, Z17
 	VMOVUPS      Z17, 1600(SI)
-	VADDPD       1728(SI), Z18, Z18
 	VMOVUPS      Z18, 1728(SI)
-	VADDPD       1792(SI), Z19, Z19
 	VMOVUPS      Z19, 1792(SI)
-	VADDPD       1920(SI), Z20, Z20
 	VMOVUPS      Z20, 1920(SI)
-	VADDPD       1984(SI), Z21, Z21
 	VMOVUPS      Z21, 1984(SI)
-	VADDPD       2112(SI), Z22, Z22
 	VMOVUPS      Z22, 2112(SI)
-	VADDPD       2176(SI), Z23, Z23
 	VMOVUPS      Z23, 2176(SI)
-	VADDPD       2304(SI), Z24, Z24
 	VMOVUPS      Z24, 2304(SI)
-	VADDPD       2368(SI), Z25, Z25
 	VMOVUPS      Z25, 2368(SI)
-	VADDPD       2496(SI), Z26, Z26
 	VMOVUPS      Z26, 2496(SI)
-	VADDPD       2560(SI), Z27, Z27
 	VMOVUPS      Z27, 2560(SI)
 	ADDQ         $+112, BX
 	ADDQ         $+2688, SI
@@ -1063,13 +1011,9 @@ k2:
 	ADDQ         $+192, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPD       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VADDPD       64(SI), Z1, Z1
 	VMOVUPS      Z1, 64(SI)
-	VADDPD       192(SI), Z2, Z2
 	VMOVUPS      Z2, 192(SI)
-	VADDPD       256(SI), Z3, Z3
 	VMOVUPS      Z3, 256(SI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1126,33 +1070,19 @@ k3:
 	ADDQ         $+192, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       192(AX), Z1, Z1
 	VMOVUPS      Z1, 192(AX)
-	VADDPD       384(AX), Z2, Z2
 	VMOVUPS      Z2, 384(AX)
-	VADDPD       576(AX), Z3, Z3
 	VMOVUPS      Z3, 576(AX)
-	VADDPD       768(AX), Z4, Z4
 	VMOVUPS      Z4, 768(AX)
-	VADDPD       960(AX), Z5, Z5
 	VMOVUPS      Z5, 960(AX)
-	VADDPD       1152(AX), Z6, Z6
 	VMOVUPS      Z6, 1152(AX)
-	VADDPD       1344(AX), Z7, Z7
 	VMOVUPS      Z7, 1344(AX)
-	VADDPD       1536(AX), Z8, Z8
 	VMOVUPS      Z8, 1536(AX)
-	VADDPD       1728(AX), Z9, Z9
 	VMOVUPS      Z9, 1728(AX)
-	VADDPD       1920(AX), Z10, Z10
 	VMOVUPS      Z10, 1920(AX)
-	VADDPD       2112(AX), Z11, Z11
 	VMOVUPS      Z11, 2112(AX)
-	VADDPD       2304(AX), Z12, Z12
 	VMOVUPS      Z12, 2304(AX)
-	VADDPD       2496(AX), Z13, Z13
 	VMOVUPS      Z13, 2496(AX)
 	ADDQ         $+112, CX
 	ADDQ         $+2688, AX
@@ -1171,9 +1101,7 @@ k4:
 	ADDQ         $+192, DX
 	DECQ         BX
 	JNZ          k4
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       192(AX), Z1, Z1
 	VMOVUPS      Z1, 192(AX)
 	VZEROUPPER
 	RET
@@ -3468,21 +3396,13 @@ k2:
 	ADDQ         $+864, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPD       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPD       864(DI), Z2, Z2
 	VMOVUPS      Z2, 864(DI)
-	VADDPD       928(DI), Z3, Z3
 	VMOVUPS      Z3, 928(DI)
-	VADDPD       1728(DI), Z4, Z4
 	VMOVUPS      Z4, 1728(DI)
-	VADDPD       1792(DI), Z5, Z5
 	VMOVUPS      Z5, 1792(DI)
-	VADDPD       2592(DI), Z6, Z6
 	VMOVUPS      Z6, 2592(DI)
-	VADDPD       2656(DI), Z7, Z7
 	VMOVUPS      Z7, 2656(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3521,25 +3441,13 @@ k3:
 	ADDQ         $+864, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	VADDPD       864(AX), Z2, Z2
 	VMOVUPS      Z2, 864(AX)
-	VMOVUPD.Z    928(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 928(AX)
-	VADDPD       1728(AX), Z4, Z4
 	VMOVUPS      Z4, 1728(AX)
-	VMOVUPD.Z    1792(AX), K1, Z0
-	VADDPD       Z0, Z5, Z5
 	VMOVUPD      Z5, K1, 1792(AX)
-	VADDPD       2592(AX), Z6, Z6
 	VMOVUPS      Z6, 2592(AX)
-	VMOVUPD.Z    2656(AX), K1, Z0
-	VADDPD       Z0, Z7, Z7
 	VMOVUPD      Z7, K1, 2656(AX)
 	VZEROUPPER
 	RET
@@ -4389,37 +4297,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -4566,33 +4458,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPD       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPD       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPD       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPD       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPD       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPD       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPD       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPD       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPD       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPD       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPD       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+112, CX
 	ADDQ         $+896, AX
@@ -4611,9 +4489,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -4711,21 +4587,13 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPD       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPD       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPD       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPD       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPD       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
 	VZEROUPPER
 	RET
@@ -6470,45 +6338,21 @@ k1:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	VADDPD       96(AX), Z2, Z2
 	VMOVUPS      Z2, 96(AX)
-	VMOVUPD.Z    160(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 160(AX)
-	VADDPD       192(AX), Z4, Z4
 	VMOVUPS      Z4, 192(AX)
-	VMOVUPD.Z    256(AX), K1, Z0
-	VADDPD       Z0, Z5, Z5
 	VMOVUPD      Z5, K1, 256(AX)
-	VADDPD       288(AX), Z6, Z6
 	VMOVUPS      Z6, 288(AX)
-	VMOVUPD.Z    352(AX), K1, Z0
-	VADDPD       Z0, Z7, Z7
 	VMOVUPD      Z7, K1, 352(AX)
-	VADDPD       384(AX), Z8, Z8
 	VMOVUPS      Z8, 384(AX)
-	VMOVUPD.Z    448(AX), K1, Z0
-	VADDPD       Z0, Z9, Z9
 	VMOVUPD      Z9, K1, 448(AX)
-	VADDPD       480(AX), Z10, Z10
 	VMOVUPS      Z10, 480(AX)
-	VMOVUPD.Z    544(AX), K1, Z0
-	VADDPD       Z0, Z11, Z11
 	VMOVUPD      Z11, K1, 544(AX)
-	VADDPD       576(AX), Z12, Z12
 	VMOVUPS      Z12, 576(AX)
-	VMOVUPD.Z    640(AX), K1, Z0
-	VADDPD       Z0, Z13, Z13
 	VMOVUPD      Z13, K1, 640(AX)
-	VADDPD       672(AX), Z14, Z14
 	VMOVUPS      Z14, 672(AX)
-	VMOVUPD.Z    736(AX), K1, Z0
-	VADDPD       Z0, Z15, Z15
 	VMOVUPD      Z15, K1, 736(AX)
 	VZEROUPPER
 	RET
@@ -6645,29 +6489,17 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPD       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPD       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPD       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPD       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPD       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPD       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPD       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPD       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPD       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
 	VZEROUPPER
 	RET
@@ -8412,6 +8244,2903 @@ e3:
 	VZEROUPPER
 	RET
 
+// func ocannlReduce0AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z2
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z3
+	VADDPD       Z3, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+24, CX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000003, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+96, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS   (CX), Z3
+	VADDPD    Z3, Z1, Z1
+	VMOVUPD.Z 64(CX), K1, Z3
+	VBLENDMPD Z3, Z0, K1, Z4
+	VADDPD    Z4, Z2, Z2
+	ADDQ      $+96, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, (AX)
+	VMOVUPD   Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-384, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+48, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+1152, CX
+	ADDQ         $+768, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000240, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(DX), Z3
+	VMULPD       Z3, Z2, Z2
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z2, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+192, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000003, BX
+
+row1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z2
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z3
+	VADDPD       Z3, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+96, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000003, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(DX), Z3
+	VMULPD       Z3, Z2, Z2
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z2, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+192, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(DX), Z4
+	VMULPD       Z4, Z3, Z3
+	VADDPD       Z3, Z2, Z2
+	ADDQ         $+24, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	VMOVUPS      Z2, 128(AX)
+	ADDQ         $-48, CX
+	ADDQ         $-192, DX
+	ADDQ         $+192, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	MOVQ         $0x00000003, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VMULPD       Z3, Z4, Z3
+	VADDPD       Z3, Z2, Z2
+	ADDQ         $+192, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	VMOVUPS      Z2, 128(AX)
+	ADDQ         $-384, CX
+	ADDQ         $-24, DX
+	ADDQ         $+192, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+48, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPS      64(AX), Z2
+	VMOVUPD.Z    128(AX), K1, Z3
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPD       Z5, Z4, Z5
+	VADDPD       Z5, Z1, Z1
+	VMOVUPS      64(DX), Z5
+	VMULPD       Z5, Z4, Z5
+	VADDPD       Z5, Z2, Z2
+	VMOVUPD.Z    128(DX), K1, Z5
+	VMULPD       Z5, Z4, Z4
+	VBLENDMPD    Z4, Z0, K1, Z6
+	VADDPD       Z6, Z3, Z3
+	ADDQ         $+8, CX
+	ADDQ         $+432, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPS      Z2, 64(AX)
+	VMOVUPD      Z3, K1, 128(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPS      64(AX), Z2
+	VMOVUPD.Z    128(AX), K1, Z3
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPS      (CX), Z5
+	VMULPD       Z4, Z5, Z5
+	VADDPD       Z5, Z1, Z1
+	VMOVUPS      64(CX), Z5
+	VMULPD       Z4, Z5, Z5
+	VADDPD       Z5, Z2, Z2
+	VMOVUPD.Z    128(CX), K1, Z5
+	VMULPD       Z4, Z5, Z4
+	VBLENDMPD    Z4, Z0, K1, Z6
+	VADDPD       Z6, Z3, Z3
+	ADDQ         $+336, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPS      Z2, 64(AX)
+	VMOVUPD      Z3, K1, 128(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+224, CX
+	ADDQ         $+192, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+352, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (DX), Z2
+	VMOVUPD.Z    (CX), K1, Z3
+	VMULPD       Z2, Z3, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+176, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-960, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+8, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce27AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+8, CX
+	ADDQ         $+288, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+704, CX
+	ADDQ         $+256, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+24, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 64(DX), Z4
+	VMULPD  Z4, Z2, Z2
+	VMOVUPS 128(CX), Z4
+	VMOVUPS 128(DX), Z5
+	VMULPD  Z5, Z4, Z4
+	VMOVUPS 192(CX), Z5
+	VMOVUPS 192(DX), Z6
+	VMULPD  Z6, Z5, Z5
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	MOVQ    $0x00000002, SI
+
+grp2:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      (DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPS      64(CX), Z6
+	VMOVUPS      64(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z2, Z2
+	VMOVUPS      128(CX), Z6
+	VMOVUPS      128(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z4, Z4
+	VMOVUPS      192(CX), Z6
+	VMOVUPS      192(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z5, Z5
+	ADDQ         $+256, CX
+	ADDQ         $+256, DX
+	DECQ         SI
+	JNZ          grp2
+	VMOVUPS      (CX), Z6
+	VMOVUPS      (DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z6
+	VMOVUPD.Z    64(DX), K1, Z7
+	VMULPD       Z7, Z6, Z6
+	VBLENDMPD    Z6, Z0, K1, Z3
+	VADDPD       Z3, Z2, Z2
+	VADDPD       Z2, Z1, Z1
+	VADDPD       Z5, Z4, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $-768, CX
+	ADDQ         $-768, DX
+	ADDQ         $+8, AX
+	ADDQ         $+864, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000002, BX
+
+row1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPS      64(CX), Z2
+	VMOVUPS      64(DX), Z4
+	VMULPD       Z4, Z2, Z2
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPD       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPD       Z6, Z5, Z5
+	VMOVUPS      256(CX), Z6
+	VMOVUPS      256(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPD.Z    320(CX), K1, Z6
+	VMOVUPD.Z    320(DX), K1, Z7
+	VMULPD       Z7, Z6, Z6
+	VBLENDMPD    Z6, Z0, K1, Z3
+	VADDPD       Z3, Z2, Z2
+	VADDPD       Z2, Z1, Z1
+	VADDPD       Z5, Z4, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+360, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPS      64(AX), Z2
+	VMOVUPS      128(AX), Z3
+	VMOVUPS      192(AX), Z4
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSD (CX), Z5
+	VMOVUPS      (DX), Z6
+	VMULPD       Z6, Z5, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPS      64(DX), Z6
+	VMULPD       Z6, Z5, Z6
+	VADDPD       Z6, Z2, Z2
+	VMOVUPS      128(DX), Z6
+	VMULPD       Z6, Z5, Z6
+	VADDPD       Z6, Z3, Z3
+	VMOVUPS      192(DX), Z6
+	VMULPD       Z6, Z5, Z5
+	VADDPD       Z5, Z4, Z4
+	ADDQ         $+16, CX
+	ADDQ         $+360, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPS      Z2, 64(AX)
+	VMOVUPS      Z3, 128(AX)
+	VMOVUPS      Z4, 192(AX)
+	ADDQ         $-32, CX
+	ADDQ         $-464, DX
+	ADDQ         $+256, AX
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000002, BX
+
+row2:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z7
+	VADDPD       Z7, Z2, Z2
+	ADDQ         $+16, CX
+	ADDQ         $+360, DX
+	DECQ         BX
+	JNZ          row2
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce33AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPS      64(AX), Z2
+	VMOVUPS      128(AX), Z3
+	VMOVUPS      192(AX), Z4
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSD (DX), Z5
+	VMOVUPS      (CX), Z6
+	VMULPD       Z5, Z6, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPS      64(CX), Z6
+	VMULPD       Z5, Z6, Z6
+	VADDPD       Z6, Z2, Z2
+	VMOVUPS      128(CX), Z6
+	VMULPD       Z5, Z6, Z6
+	VADDPD       Z6, Z3, Z3
+	VMOVUPS      192(CX), Z6
+	VMULPD       Z5, Z6, Z5
+	VADDPD       Z5, Z4, Z4
+	ADDQ         $+360, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPS      Z2, 64(AX)
+	VMOVUPS      Z3, 128(AX)
+	VMOVUPS      Z4, 192(AX)
+	ADDQ         $-464, CX
+	ADDQ         $-16, DX
+	ADDQ         $+256, AX
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000002, BX
+
+row2:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z7
+	VADDPD       Z7, Z2, Z2
+	ADDQ         $+360, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row2
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce35AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000003, DX
+
+blk1:
+	VMOVUPS (AX), Z1
+	VMOVUPS 64(AX), Z2
+	VMOVUPS 128(AX), Z3
+	VMOVUPS 192(AX), Z4
+	MOVQ    $0x00000002, BX
+
+row2:
+	VMOVUPS   (CX), Z5
+	VADDPD    Z5, Z1, Z1
+	VMOVUPS   64(CX), Z5
+	VADDPD    Z5, Z2, Z2
+	VMOVUPS   128(CX), Z5
+	VADDPD    Z5, Z3, Z3
+	VMOVUPS   192(CX), Z5
+	VADDPD    Z5, Z4, Z4
+	ADDQ      $+864, CX
+	DECQ      BX
+	JNZ       row2
+	VMOVUPS   Z1, (AX)
+	VMOVUPS   Z2, 64(AX)
+	VMOVUPS   Z3, 128(AX)
+	VMOVUPS   Z4, 192(AX)
+	ADDQ      $-1472, CX
+	ADDQ      $+256, AX
+	DECQ      DX
+	JNZ       blk1
+	VMOVUPS   (AX), Z1
+	VMOVUPD.Z 64(AX), K1, Z2
+	MOVQ      $0x00000002, DX
+
+row3:
+	VMOVUPS   (CX), Z3
+	VADDPD    Z3, Z1, Z1
+	VMOVUPD.Z 64(CX), K1, Z3
+	VBLENDMPD Z3, Z0, K1, Z6
+	VADDPD    Z6, Z2, Z2
+	ADDQ      $+864, CX
+	DECQ      DX
+	JNZ       row3
+	VMOVUPS   Z1, (AX)
+	VMOVUPD   Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce36AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce37AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce38AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce39AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+48, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce41AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+48, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce42AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce44AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD (AX), Z3
+	VSUBPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce45AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+32(SB), Z2
+	VBROADCASTSD ocannlConst64<>+40(SB), Z3
+	MOVL         $0x0000003f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPD.Z    (CX), K1, Z5
+	VCMPPD       $0x00, Z4, Z5, K2
+	VBLENDMPD    Z1, Z0, K2, Z6
+	VMOVUPD.Z    (BX), K1, Z4
+	VCMPPD       $0x04, Z0, Z6, K2
+	VBLENDMPD    Z4, Z2, K2, Z7
+	VBLENDMPD    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPD       Z4, Z8, Z5
+	VMINPD       Z8, Z4, Z9
+	VCMPPD       $0x03, Z4, Z8, K2
+	VADDPD       Z4, Z8, Z4
+	VPORQ        Z9, Z5, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VPERMILPD    $0x55, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VBROADCASTSD (AX), Z4
+	VMINPD       Z5, Z4, Z9
+	VMINPD       Z4, Z5, Z10
+	VCMPPD       $0x03, Z5, Z4, K2
+	VADDPD       Z5, Z4, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VMOVSD       X5, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+48, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+48, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $-448, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce48AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-320, CX
+	ADDQ         $-48, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce49AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-448, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+48(SB), Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPD       Z1, Z1, Z1
+	VDIVPD       Z1, Z3, Z1
+	VMULPD       Z0, Z1, Z1
+	VMULPD       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD (AX), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	ADDQ         $+64, DX
+	ADDQ         $+8, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce51AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPD  Z2, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-448, CX
+	ADDQ    $-448, DX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce52AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD (AX), Z1
+	VSUBPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce53AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-896, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce54AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce54AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+48(SB), Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (BX), Z2
+	VMOVUPD.Z    (CX), K1, Z3
+	VMOVUPD.Z    (DX), K1, Z4
+	VMULPD       Z2, Z2, Z2
+	VDIVPD       Z2, Z4, Z2
+	VMULPD       Z0, Z2, Z2
+	VMULPD       Z2, Z3, Z2
+	VBLENDMPD    Z2, Z1, K1, Z5
+	VSHUFF64X2   $0x4e, Z5, Z5, Z2
+	VADDPD       Z2, Z5, Z2
+	VSHUFF64X2   $0xb1, Z2, Z2, Z3
+	VADDPD       Z3, Z2, Z2
+	VPERMILPD    $0x55, Z2, Z3
+	VADDPD       Z3, Z2, Z2
+	VBROADCASTSD (AX), Z3
+	VADDPD       Z2, Z3, Z2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	ADDQ         $+8, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce55AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce55AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD (AX), Z3
+	VSUBPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce56AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce56AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD ocannlConst64<>+40(SB), Z3
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPD.Z    (CX), K1, Z5
+	VCMPPD       $0x00, Z4, Z5, K2
+	VBLENDMPD    Z1, Z0, K2, Z6
+	VMOVUPD.Z    (BX), K1, Z4
+	VCMPPD       $0x04, Z0, Z6, K2
+	VBLENDMPD    Z4, Z2, K2, Z7
+	VBLENDMPD    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPD       Z4, Z8, Z5
+	VMINPD       Z8, Z4, Z9
+	VCMPPD       $0x03, Z4, Z8, K2
+	VADDPD       Z4, Z8, Z4
+	VPORQ        Z9, Z5, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VPERMILPD    $0x55, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VBROADCASTSD (AX), Z4
+	VMINPD       Z5, Z4, Z9
+	VMINPD       Z4, Z5, Z10
+	VCMPPD       $0x03, Z5, Z4, K2
+	VADDPD       Z5, Z4, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VMOVSD       X5, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce57AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce57AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000002, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPD  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPD  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPD  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPD  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-256, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce58AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+64, CX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce59AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce59AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce60AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce60AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce61AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce61AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce62AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce62AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce63AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce63AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce64AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce64AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce65AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce65AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce66AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce66AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce67AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce67AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000018, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce68AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce68AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000018, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce69AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce69AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      Z0, Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-192, CX
+	ADDQ         $-32, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce70AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce70AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      Z0, Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $-40, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce71AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce71AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      Z0, Z0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-192, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce72AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce72AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS   (CX), Z3
+	VADDPD    Z3, Z1, Z1
+	VMOVUPD.Z 64(CX), K1, Z3
+	VBLENDMPD Z3, Z0, K1, Z4
+	VADDPD    Z4, Z2, Z2
+	ADDQ      $+96, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, (AX)
+	VMOVUPD   Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce73AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce73AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-192, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce74AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD (AX), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce75AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce75AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce76AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce76AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD (AX), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce77AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce77AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z2
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z3
+	VADDPD       Z3, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+96, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce78AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce78AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce79AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce79AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce80AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce80AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+96, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $-192, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce81AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce81AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPD       Z1, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-704, CX
+	ADDQ         $-96, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce82AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce82AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-192, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce83AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce83AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+24, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-96, CX
+	ADDQ         $-192, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce84AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce84AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z3
+	VMOVUPS      (DX), Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(DX), K1, Z4
+	VMULPD       Z4, Z3, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+64, CX
+	ADDQ         $+96, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce85AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce85AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce86AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce86AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+40, CX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce87AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce87AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+48, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce88AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce88AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce89AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce89AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce90AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce90AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VMOVUPD.Z (DX), K1, Z3
+	VMULPD    Z3, Z2, Z2
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z4, Z1, Z1
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce91AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce91AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (AX), Z1
+	VMOVUPD.Z    64(AX), K1, Z2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z3
+	VMOVUPS      (CX), Z4
+	VMULPD       Z3, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    64(CX), K1, Z4
+	VMULPD       Z3, Z4, Z3
+	VBLENDMPD    Z3, Z0, K1, Z5
+	VADDPD       Z5, Z2, Z2
+	ADDQ         $+1568, CX
+	ADDQ         $+512, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z1, (AX)
+	VMOVUPD      Z2, K1, 64(AX)
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24
@@ -8915,29 +11644,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -9063,29 +11780,17 @@ k3:
 	ADDQ         $+192, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       192(DI), Y2, Y2
 	VMOVUPS      Y2, 192(DI)
-	VADDPD       224(DI), Y3, Y3
 	VMOVUPS      Y3, 224(DI)
-	VADDPD       384(DI), Y4, Y4
 	VMOVUPS      Y4, 384(DI)
-	VADDPD       416(DI), Y5, Y5
 	VMOVUPS      Y5, 416(DI)
-	VADDPD       576(DI), Y6, Y6
 	VMOVUPS      Y6, 576(DI)
-	VADDPD       608(DI), Y7, Y7
 	VMOVUPS      Y7, 608(DI)
-	VADDPD       768(DI), Y8, Y8
 	VMOVUPS      Y8, 768(DI)
-	VADDPD       800(DI), Y9, Y9
 	VMOVUPS      Y9, 800(DI)
-	VADDPD       960(DI), Y10, Y10
 	VMOVUPS      Y10, 960(DI)
-	VADDPD       992(DI), Y11, Y11
 	VMOVUPS      Y11, 992(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+1152, DI
@@ -9121,21 +11826,13 @@ k4:
 	ADDQ         $+192, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       192(DI), Y2, Y2
 	VMOVUPS      Y2, 192(DI)
-	VADDPD       224(DI), Y3, Y3
 	VMOVUPS      Y3, 224(DI)
-	VADDPD       384(DI), Y4, Y4
 	VMOVUPS      Y4, 384(DI)
-	VADDPD       416(DI), Y5, Y5
 	VMOVUPS      Y5, 416(DI)
-	VADDPD       576(DI), Y6, Y6
 	VMOVUPS      Y6, 576(DI)
-	VADDPD       608(DI), Y7, Y7
 	VMOVUPS      Y7, 608(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -9263,120 +11960,84 @@ k3:
 	JNZ          r1
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       144(AX), X0, X0
 	VMOVSD       X0, 144(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       216(AX), X0, X0
 	VMOVSD       X0, 216(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       96(AX), X0, X0
 	VMOVSD       X0, 96(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       168(AX), X0, X0
 	VMOVSD       X0, 168(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       240(AX), X0, X0
 	VMOVSD       X0, 240(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       120(AX), X0, X0
 	VMOVSD       X0, 120(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       192(AX), X0, X0
 	VMOVSD       X0, 192(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       264(AX), X0, X0
 	VMOVSD       X0, 264(AX)
 	VMOVUPS      Y3, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       152(AX), X0, X0
 	VMOVSD       X0, 152(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       224(AX), X0, X0
 	VMOVSD       X0, 224(AX)
 	VMOVUPS      Y4, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       104(AX), X0, X0
 	VMOVSD       X0, 104(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       176(AX), X0, X0
 	VMOVSD       X0, 176(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       248(AX), X0, X0
 	VMOVSD       X0, 248(AX)
 	VMOVUPS      Y5, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       128(AX), X0, X0
 	VMOVSD       X0, 128(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       200(AX), X0, X0
 	VMOVSD       X0, 200(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       272(AX), X0, X0
 	VMOVSD       X0, 272(AX)
 	VMOVUPS      Y6, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       160(AX), X0, X0
 	VMOVSD       X0, 160(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       232(AX), X0, X0
 	VMOVSD       X0, 232(AX)
 	VMOVUPS      Y7, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       112(AX), X0, X0
 	VMOVSD       X0, 112(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       184(AX), X0, X0
 	VMOVSD       X0, 184(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       256(AX), X0, X0
 	VMOVSD       X0, 256(AX)
 	VMOVUPS      Y8, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       136(AX), X0, X0
 	VMOVSD       X0, 136(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       208(AX), X0, X0
 	VMOVSD       X0, 208(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       280(AX), X0, X0
 	VMOVSD       X0, 280(AX)
 	VZEROUPPER
 	RET
@@ -11140,120 +13801,84 @@ k3:
 	JNZ          r1
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       144(AX), X0, X0
 	VMOVSD       X0, 144(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       216(AX), X0, X0
 	VMOVSD       X0, 216(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       96(AX), X0, X0
 	VMOVSD       X0, 96(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       168(AX), X0, X0
 	VMOVSD       X0, 168(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       240(AX), X0, X0
 	VMOVSD       X0, 240(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       120(AX), X0, X0
 	VMOVSD       X0, 120(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       192(AX), X0, X0
 	VMOVSD       X0, 192(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       264(AX), X0, X0
 	VMOVSD       X0, 264(AX)
 	VMOVUPS      Y3, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       152(AX), X0, X0
 	VMOVSD       X0, 152(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       224(AX), X0, X0
 	VMOVSD       X0, 224(AX)
 	VMOVUPS      Y4, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       104(AX), X0, X0
 	VMOVSD       X0, 104(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       176(AX), X0, X0
 	VMOVSD       X0, 176(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       248(AX), X0, X0
 	VMOVSD       X0, 248(AX)
 	VMOVUPS      Y5, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       128(AX), X0, X0
 	VMOVSD       X0, 128(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       200(AX), X0, X0
 	VMOVSD       X0, 200(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       272(AX), X0, X0
 	VMOVSD       X0, 272(AX)
 	VMOVUPS      Y6, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       160(AX), X0, X0
 	VMOVSD       X0, 160(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       232(AX), X0, X0
 	VMOVSD       X0, 232(AX)
 	VMOVUPS      Y7, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       112(AX), X0, X0
 	VMOVSD       X0, 112(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       184(AX), X0, X0
 	VMOVSD       X0, 184(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       256(AX), X0, X0
 	VMOVSD       X0, 256(AX)
 	VMOVUPS      Y8, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       136(AX), X0, X0
 	VMOVSD       X0, 136(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       208(AX), X0, X0
 	VMOVSD       X0, 208(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       280(AX), X0, X0
 	VMOVSD       X0, 280(AX)
 	VZEROUPPER
 	RET
@@ -11386,21 +14011,13 @@ k2:
 	ADDQ         $+864, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       864(DI), Y2, Y2
 	VMOVUPS      Y2, 864(DI)
-	VADDPD       896(DI), Y3, Y3
 	VMOVUPS      Y3, 896(DI)
-	VADDPD       1728(DI), Y4, Y4
 	VMOVUPS      Y4, 1728(DI)
-	VADDPD       1760(DI), Y5, Y5
 	VMOVUPS      Y5, 1760(DI)
-	VADDPD       2592(DI), Y6, Y6
 	VMOVUPS      Y6, 2592(DI)
-	VADDPD       2624(DI), Y7, Y7
 	VMOVUPS      Y7, 2624(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -11428,13 +14045,9 @@ k3:
 	ADDQ         $+864, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       864(AX), Y1, Y1
 	VMOVUPS      Y1, 864(AX)
-	VADDPD       1728(AX), Y2, Y2
 	VMOVUPS      Y2, 1728(AX)
-	VADDPD       2592(AX), Y3, Y3
 	VMOVUPS      Y3, 2592(AX)
 	VZEROUPPER
 	RET
@@ -11571,33 +14184,24 @@ k3:
 	VADDPD       Y8, Y2, Y2
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       144(AX), X0, X0
 	VMOVSD       X0, 144(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       152(AX), X0, X0
 	VMOVSD       X0, 152(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       160(AX), X0, X0
 	VMOVSD       X0, 160(AX)
 	VZEROUPPER
 	RET
@@ -11788,53 +14392,38 @@ k3:
 	VADDPD       Y9, Y4, Y4
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVUPS      Y3, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VMOVUPS      Y4, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       96(AX), X0, X0
 	VMOVSD       X0, 96(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       104(AX), X0, X0
 	VMOVSD       X0, 104(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       112(AX), X0, X0
 	VMOVSD       X0, 112(AX)
 	VZEROUPPER
 	RET
@@ -12924,29 +15513,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -12970,13 +15547,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -13136,29 +15709,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPD       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPD       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPD       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPD       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+48, CX
 	ADDQ         $+384, BX
@@ -13194,21 +15755,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -13358,29 +15911,17 @@ k1:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPD       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPD       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPD       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPD       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+48, CX
 	ADDQ         $+384, BX
@@ -13404,13 +15945,9 @@ k2:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -15599,29 +18136,17 @@ k1:
 	ADDQ         $+96, R8
 	DECQ         R9
 	JNZ          k1
-	VADDPD       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPD       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPD       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPD       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
-	VADDPD       192(SI), Y4, Y4
 	VMOVUPS      Y4, 192(SI)
-	VADDPD       224(SI), Y5, Y5
 	VMOVUPS      Y5, 224(SI)
-	VADDPD       288(SI), Y6, Y6
 	VMOVUPS      Y6, 288(SI)
-	VADDPD       320(SI), Y7, Y7
 	VMOVUPS      Y7, 320(SI)
-	VADDPD       384(SI), Y8, Y8
 	VMOVUPS      Y8, 384(SI)
-	VADDPD       416(SI), Y9, Y9
 	VMOVUPS      Y9, 416(SI)
-	VADDPD       480(SI), Y10, Y10
 	VMOVUPS      Y10, 480(SI)
-	VADDPD       512(SI), Y11, Y11
 	VMOVUPS      Y11, 512(SI)
 	ADDQ         $+48, BX
 	ADDQ         $+576, SI
@@ -15645,13 +18170,9 @@ k2:
 	ADDQ         $+96, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPD       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPD       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPD       96(SI), Y2, Y2
 	VMOVUPS      Y2, 96(SI)
-	VADDPD       128(SI), Y3, Y3
 	VMOVUPS      Y3, 128(SI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -15684,17 +18205,11 @@ k3:
 	ADDQ         $+96, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
-	VADDPD       192(AX), Y2, Y2
 	VMOVUPS      Y2, 192(AX)
-	VADDPD       288(AX), Y3, Y3
 	VMOVUPS      Y3, 288(AX)
-	VADDPD       384(AX), Y4, Y4
 	VMOVUPS      Y4, 384(AX)
-	VADDPD       480(AX), Y5, Y5
 	VMOVUPS      Y5, 480(AX)
 	ADDQ         $+48, CX
 	ADDQ         $+576, AX
@@ -15713,9 +18228,7 @@ k4:
 	ADDQ         $+96, DX
 	DECQ         BX
 	JNZ          k4
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       96(AX), Y1, Y1
 	VMOVUPS      Y1, 96(AX)
 	VZEROUPPER
 	RET
@@ -15920,29 +18433,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPD       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPD       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPD       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPD       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPD       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPD       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+48, CX
 	ADDQ         $+384, BX

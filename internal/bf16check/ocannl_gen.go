@@ -3414,8 +3414,16 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	ocannlDecTrainLossPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -3819,8 +3827,16 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	ocannlDecTrainLossPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -4232,8 +4248,10 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	ocannlDecTrainLossPart45Records.Put(rec46)
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4432,8 +4450,12 @@ type ocannlDecTrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlDecTrainLossPart2) Part(j3 int) {
 	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
 		}
@@ -4464,8 +4486,12 @@ type ocannlDecTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecTrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
 		}
@@ -4702,8 +4728,14 @@ type ocannlDecTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlDecTrainLossPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
@@ -4738,8 +4770,14 @@ type ocannlDecTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlDecTrainLossPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
@@ -4898,8 +4936,12 @@ type ocannlDecTrainLossPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlDecTrainLossPart14) Part(j15 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
 		}
@@ -4930,8 +4972,12 @@ type ocannlDecTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecTrainLossPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
 		}
@@ -5066,8 +5112,12 @@ type ocannlDecTrainLossPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r22 *ocannlDecTrainLossPart19) Part(j20 int) {
 	scratch := r22.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
 		}
@@ -5098,8 +5148,12 @@ type ocannlDecTrainLossPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecTrainLossPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
 		}
@@ -5336,8 +5390,14 @@ type ocannlDecTrainLossPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r30 *ocannlDecTrainLossPart26) Part(j27 int) {
 	scratch := r30.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
@@ -5372,8 +5432,14 @@ type ocannlDecTrainLossPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r31 *ocannlDecTrainLossPart27) Part(j28 int) {
 	scratch := r31.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
@@ -5532,8 +5598,12 @@ type ocannlDecTrainLossPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r35 *ocannlDecTrainLossPart31) Part(j32 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
 		}
@@ -5564,8 +5634,12 @@ type ocannlDecTrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecTrainLossPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
 		}
@@ -5700,8 +5774,12 @@ type ocannlDecTrainLossPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r41 *ocannlDecTrainLossPart36) Part(j37 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
 		}
@@ -5732,8 +5810,12 @@ type ocannlDecTrainLossPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecTrainLossPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
 		}
@@ -5831,8 +5913,10 @@ type ocannlDecTrainLossPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r45 *ocannlDecTrainLossPart40) Part(j41 int) {
 	scratch := r45.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5892,8 +5976,10 @@ type ocannlDecTrainLossPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r47 *ocannlDecTrainLossPart42) Part(j43 int) {
 	scratch := r47.scratch
-	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
@@ -5920,8 +6006,10 @@ type ocannlDecTrainLossPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r48 *ocannlDecTrainLossPart43) Part(j44 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8488,8 +8576,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -8947,8 +9043,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -9414,8 +9518,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart45Records.Put(rec46)
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9438,7 +9544,6 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetEmb = [2048]float32{}
 	*gNetPos = [1024]float32{}
 	scratch.net_block_1_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -9448,12 +9553,8 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.net_block_1_masked_attention_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_1_masked_attention_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock1LayerNorm1Beta = [64]float32{}
-	*gNetBlock1MaskedAttention1WQ = [4096]float32{}
-	*gNetBlock1MaskedAttention1WK = [4096]float32{}
-	*gNetBlock1MaskedAttention1WV = [4096]float32{}
 	scratch.net_block_1_masked_attention_1_m_grad = [8][16][4][1]float32{}
 	scratch.net_block_1_masked_attention_1_attn_1_grad = [8][16][4][1]float32{}
-	*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	scratch.net_block_1_layer_norm_2_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_2_mean_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_2_var_2_grad = [8][16][1]float32{}
@@ -9462,9 +9563,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.net_block_1_dense_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_1_dense_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock1LayerNorm2Beta = [64]float32{}
-	*gNetBlock1Dense1W = [8192]float32{}
 	*gNetBlock1Dense1B = [128]float32{}
-	*gNetBlock1Linear1W = [8192]float32{}
 	*gNetBlock1Linear1B = [64]float32{}
 	scratch.net_block_2_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -9474,12 +9573,8 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.net_block_2_masked_attention_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_2_masked_attention_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock2LayerNorm1Beta = [64]float32{}
-	*gNetBlock2MaskedAttention1WQ = [4096]float32{}
-	*gNetBlock2MaskedAttention1WK = [4096]float32{}
-	*gNetBlock2MaskedAttention1WV = [4096]float32{}
 	scratch.net_block_2_masked_attention_1_m_grad = [8][16][4][1]float32{}
 	scratch.net_block_2_masked_attention_1_attn_1_grad = [8][16][4][1]float32{}
-	*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	scratch.net_block_2_layer_norm_2_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_2_mean_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_2_var_2_grad = [8][16][1]float32{}
@@ -9488,9 +9583,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.net_block_2_dense_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_2_dense_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock2LayerNorm2Beta = [64]float32{}
-	*gNetBlock2Dense1W = [8192]float32{}
 	*gNetBlock2Dense1B = [128]float32{}
-	*gNetBlock2Linear1W = [8192]float32{}
 	*gNetBlock2Linear1B = [64]float32{}
 	scratch.net_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -9575,8 +9668,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9660,8 +9755,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9685,8 +9782,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -9758,8 +9857,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -10075,6 +10176,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart60Records.Put(rec61)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Linear1W = [8192]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec62 := ocannlDecBackwardPart61Records.Get()
 	rec62.gNetBlock2Linear1W = gNetBlock2Linear1W
@@ -10166,6 +10270,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart63Records.Put(rec64)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Dense1W = [8192]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec65 := ocannlDecBackwardPart64Records.Get()
 	rec65.gNetBlock2Dense1W = gNetBlock2Dense1W
@@ -10403,6 +10510,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WO = [4096]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec79 := ocannlDecBackwardPart78Records.Get()
 	rec79.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
@@ -10669,6 +10779,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart87Records.Put(rec88)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WV = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec89 := ocannlDecBackwardPart88Records.Get()
 	rec89.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
@@ -10690,6 +10803,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart89Records.Put(rec90)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WK = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec91 := ocannlDecBackwardPart90Records.Get()
 	rec91.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
@@ -10708,6 +10824,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart91Records.Put(rec92)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec93 := ocannlDecBackwardPart92Records.Get()
 	rec93.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
@@ -10982,6 +11101,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart106Records.Put(rec107)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Linear1W = [8192]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec108 := ocannlDecBackwardPart107Records.Get()
 	rec108.gNetBlock1Linear1W = gNetBlock1Linear1W
@@ -11073,6 +11195,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart109Records.Put(rec110)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Dense1W = [8192]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec111 := ocannlDecBackwardPart110Records.Get()
 	rec111.gNetBlock1Dense1W = gNetBlock1Dense1W
@@ -11310,6 +11435,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WO = [4096]float32{}
+	}
 	// 4 parts of i3 on the pool.
 	rec125 := ocannlDecBackwardPart124Records.Get()
 	rec125.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
@@ -11576,6 +11704,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart133Records.Put(rec134)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WV = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec135 := ocannlDecBackwardPart134Records.Get()
 	rec135.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
@@ -11597,6 +11728,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart135Records.Put(rec136)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WK = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec137 := ocannlDecBackwardPart136Records.Get()
 	rec137.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
@@ -11615,6 +11749,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart137Records.Put(rec138)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
+	}
 	// 4 parts of i2 on the pool.
 	rec139 := ocannlDecBackwardPart138Records.Get()
 	rec139.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
@@ -11839,6 +11976,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart152Records.Put(rec153)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetEmb = [2048]float32{}
+	}
 	// 8 parts of i2 on the pool.
 	rec154 := ocannlDecBackwardPart153Records.Get()
 	rec154.gNetEmb = gNetEmb
@@ -12144,8 +12284,12 @@ type ocannlDecBackwardPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlDecBackwardPart2) Part(j3 int) {
 	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
 		}
@@ -12176,8 +12320,12 @@ type ocannlDecBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
 		}
@@ -12414,8 +12562,14 @@ type ocannlDecBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlDecBackwardPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
@@ -12450,8 +12604,14 @@ type ocannlDecBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlDecBackwardPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
@@ -12610,8 +12770,12 @@ type ocannlDecBackwardPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlDecBackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
 		}
@@ -12642,8 +12806,12 @@ type ocannlDecBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBackwardPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
 		}
@@ -12778,8 +12946,12 @@ type ocannlDecBackwardPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r22 *ocannlDecBackwardPart19) Part(j20 int) {
 	scratch := r22.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
 		}
@@ -12810,8 +12982,12 @@ type ocannlDecBackwardPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBackwardPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
 		}
@@ -13048,8 +13224,14 @@ type ocannlDecBackwardPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r30 *ocannlDecBackwardPart26) Part(j27 int) {
 	scratch := r30.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
@@ -13084,8 +13266,14 @@ type ocannlDecBackwardPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r31 *ocannlDecBackwardPart27) Part(j28 int) {
 	scratch := r31.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
@@ -13244,8 +13432,12 @@ type ocannlDecBackwardPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r35 *ocannlDecBackwardPart31) Part(j32 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
 		}
@@ -13276,8 +13468,12 @@ type ocannlDecBackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBackwardPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
 		}
@@ -13412,8 +13608,12 @@ type ocannlDecBackwardPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r41 *ocannlDecBackwardPart36) Part(j37 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
 		}
@@ -13444,8 +13644,12 @@ type ocannlDecBackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBackwardPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
 		}
@@ -13543,8 +13747,10 @@ type ocannlDecBackwardPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r45 *ocannlDecBackwardPart40) Part(j41 int) {
 	scratch := r45.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -13604,8 +13810,10 @@ type ocannlDecBackwardPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r47 *ocannlDecBackwardPart42) Part(j43 int) {
 	scratch := r47.scratch
-	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13632,8 +13840,10 @@ type ocannlDecBackwardPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r48 *ocannlDecBackwardPart43) Part(j44 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -13834,8 +14044,10 @@ type ocannlDecBackwardPart49 struct {
 func (r58 *ocannlDecBackwardPart49) Part(j54 int) {
 	scratch, gNetLayerNorm1BetaPartial := r58.scratch, &r58.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -13902,8 +14114,12 @@ type ocannlDecBackwardPart51 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r60 *ocannlDecBackwardPart51) Part(j57 int) {
 	scratch := r60.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
@@ -13938,8 +14154,10 @@ type ocannlDecBackwardPart52 struct {
 func (r61 *ocannlDecBackwardPart52) Part(j58 int) {
 	scratch, gNetLayerNorm1GammaPartial := r61.scratch, &r61.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -14153,8 +14371,12 @@ type ocannlDecBackwardPart59 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r68 *ocannlDecBackwardPart59) Part(j66 int) {
 	scratch := r68.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
@@ -14187,8 +14409,10 @@ type ocannlDecBackwardPart60 struct {
 func (r69 *ocannlDecBackwardPart60) Part(j67 int) {
 	scratch, gNetBlock2Linear1BPartial := r69.scratch, &r69.gNetBlock2Linear1BPartial
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -14306,8 +14530,10 @@ type ocannlDecBackwardPart63 struct {
 func (r74 *ocannlDecBackwardPart63) Part(j71 int) {
 	scratch, gNetBlock2Dense1BPartial := r74.scratch, &r74.gNetBlock2Dense1BPartial
 	gNetBlock2Dense1BPartial[j71] = [128]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -14455,8 +14681,10 @@ type ocannlDecBackwardPart67 struct {
 func (r78 *ocannlDecBackwardPart67) Part(j76 int) {
 	scratch, gNetBlock2LayerNorm2BetaPartial := r78.scratch, &r78.gNetBlock2LayerNorm2BetaPartial
 	gNetBlock2LayerNorm2BetaPartial[j76] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -14523,8 +14751,12 @@ type ocannlDecBackwardPart69 struct {
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r80 *ocannlDecBackwardPart69) Part(j79 int) {
 	scratch := r80.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
 		}
@@ -14559,8 +14791,10 @@ type ocannlDecBackwardPart70 struct {
 func (r81 *ocannlDecBackwardPart70) Part(j80 int) {
 	scratch, gNetBlock2LayerNorm2GammaPartial := r81.scratch, &r81.gNetBlock2LayerNorm2GammaPartial
 	gNetBlock2LayerNorm2GammaPartial[j80] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -14774,8 +15008,12 @@ type ocannlDecBackwardPart77 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
 	scratch := r88.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
 		}
@@ -15006,8 +15244,14 @@ type ocannlDecBackwardPart83 struct {
 // Part runs part j94 of the nest (0 <= j94 < 8).
 func (r94 *ocannlDecBackwardPart83) Part(j94 int) {
 	scratch := r94.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
@@ -15044,8 +15288,14 @@ type ocannlDecBackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r95 *ocannlDecBackwardPart84) Part(j95 int) {
 	scratch := r95.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
@@ -15080,8 +15330,14 @@ type ocannlDecBackwardPart85 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r98 *ocannlDecBackwardPart85) Part(j99 int) {
 	scratch := r98.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j99][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j99][i2][0], &scratch.ordinals_2[0])
@@ -15507,8 +15763,10 @@ type ocannlDecBackwardPart95 struct {
 func (r111 *ocannlDecBackwardPart95) Part(j109 int) {
 	scratch, gNetBlock2LayerNorm1BetaPartial := r111.scratch, &r111.gNetBlock2LayerNorm1BetaPartial
 	gNetBlock2LayerNorm1BetaPartial[j109] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -15575,8 +15833,12 @@ type ocannlDecBackwardPart97 struct {
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r113 *ocannlDecBackwardPart97) Part(j112 int) {
 	scratch := r113.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
 		}
@@ -15611,8 +15873,10 @@ type ocannlDecBackwardPart98 struct {
 func (r114 *ocannlDecBackwardPart98) Part(j113 int) {
 	scratch, gNetBlock2LayerNorm1GammaPartial := r114.scratch, &r114.gNetBlock2LayerNorm1GammaPartial
 	gNetBlock2LayerNorm1GammaPartial[j113] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -15826,8 +16090,12 @@ type ocannlDecBackwardPart105 struct {
 // Part runs part j121 of the nest (0 <= j121 < 8).
 func (r121 *ocannlDecBackwardPart105) Part(j121 int) {
 	scratch := r121.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
 		}
@@ -15860,8 +16128,10 @@ type ocannlDecBackwardPart106 struct {
 func (r122 *ocannlDecBackwardPart106) Part(j122 int) {
 	scratch, gNetBlock1Linear1BPartial := r122.scratch, &r122.gNetBlock1Linear1BPartial
 	gNetBlock1Linear1BPartial[j122] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -15979,8 +16249,10 @@ type ocannlDecBackwardPart109 struct {
 func (r127 *ocannlDecBackwardPart109) Part(j126 int) {
 	scratch, gNetBlock1Dense1BPartial := r127.scratch, &r127.gNetBlock1Dense1BPartial
 	gNetBlock1Dense1BPartial[j126] = [128]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -16128,8 +16400,10 @@ type ocannlDecBackwardPart113 struct {
 func (r131 *ocannlDecBackwardPart113) Part(j131 int) {
 	scratch, gNetBlock1LayerNorm2BetaPartial := r131.scratch, &r131.gNetBlock1LayerNorm2BetaPartial
 	gNetBlock1LayerNorm2BetaPartial[j131] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -16196,8 +16470,12 @@ type ocannlDecBackwardPart115 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r133 *ocannlDecBackwardPart115) Part(j134 int) {
 	scratch := r133.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
 		}
@@ -16232,8 +16510,10 @@ type ocannlDecBackwardPart116 struct {
 func (r134 *ocannlDecBackwardPart116) Part(j135 int) {
 	scratch, gNetBlock1LayerNorm2GammaPartial := r134.scratch, &r134.gNetBlock1LayerNorm2GammaPartial
 	gNetBlock1LayerNorm2GammaPartial[j135] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -16447,8 +16727,12 @@ type ocannlDecBackwardPart123 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
 		}
@@ -16679,8 +16963,14 @@ type ocannlDecBackwardPart129 struct {
 // Part runs part j149 of the nest (0 <= j149 < 8).
 func (r147 *ocannlDecBackwardPart129) Part(j149 int) {
 	scratch := r147.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
@@ -16717,8 +17007,14 @@ type ocannlDecBackwardPart130 struct {
 // Part runs part j150 of the nest (0 <= j150 < 8).
 func (r148 *ocannlDecBackwardPart130) Part(j150 int) {
 	scratch := r148.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
@@ -16753,8 +17049,14 @@ type ocannlDecBackwardPart131 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r151 *ocannlDecBackwardPart131) Part(j154 int) {
 	scratch := r151.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j154][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j154][i2][0], &scratch.ordinals_2[0])
@@ -17180,8 +17482,10 @@ type ocannlDecBackwardPart141 struct {
 func (r164 *ocannlDecBackwardPart141) Part(j164 int) {
 	scratch, gNetBlock1LayerNorm1BetaPartial := r164.scratch, &r164.gNetBlock1LayerNorm1BetaPartial
 	gNetBlock1LayerNorm1BetaPartial[j164] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -17248,8 +17552,12 @@ type ocannlDecBackwardPart143 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r166 *ocannlDecBackwardPart143) Part(j167 int) {
 	scratch := r166.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
 		}
@@ -17284,8 +17592,10 @@ type ocannlDecBackwardPart144 struct {
 func (r167 *ocannlDecBackwardPart144) Part(j168 int) {
 	scratch, gNetBlock1LayerNorm1GammaPartial := r167.scratch, &r167.gNetBlock1LayerNorm1GammaPartial
 	gNetBlock1LayerNorm1GammaPartial[j168] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -17499,8 +17809,12 @@ type ocannlDecBackwardPart151 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r174 *ocannlDecBackwardPart151) Part(j176 int) {
 	scratch := r174.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
 		}
@@ -17532,8 +17846,10 @@ type ocannlDecBackwardPart152 struct {
 // Part runs part j177 of the nest (0 <= j177 < 8).
 func (r175 *ocannlDecBackwardPart152) Part(j177 int) {
 	gNetPos, scratch := r175.gNetPos, r175.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
 	} else {
 		for i0 := range 8 {
@@ -18690,8 +19006,16 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	ocannlDecBF16TrainLossPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -19167,8 +19491,16 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	ocannlDecBF16TrainLossPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -19628,8 +19960,10 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	ocannlDecBF16TrainLossPart45Records.Put(rec46)
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -19837,8 +20171,12 @@ type ocannlDecBF16TrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlDecBF16TrainLossPart2) Part(j3 int) {
 	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
 		}
@@ -19869,8 +20207,12 @@ type ocannlDecBF16TrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBF16TrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
 		}
@@ -20072,8 +20414,14 @@ type ocannlDecBF16TrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlDecBF16TrainLossPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
@@ -20108,8 +20456,14 @@ type ocannlDecBF16TrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlDecBF16TrainLossPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
@@ -20237,8 +20591,12 @@ type ocannlDecBF16TrainLossPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlDecBF16TrainLossPart14) Part(j15 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
 		}
@@ -20269,8 +20627,12 @@ type ocannlDecBF16TrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBF16TrainLossPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
 		}
@@ -20395,8 +20757,12 @@ type ocannlDecBF16TrainLossPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r22 *ocannlDecBF16TrainLossPart19) Part(j20 int) {
 	scratch := r22.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
 		}
@@ -20427,8 +20793,12 @@ type ocannlDecBF16TrainLossPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBF16TrainLossPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
 		}
@@ -20630,8 +21000,14 @@ type ocannlDecBF16TrainLossPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r30 *ocannlDecBF16TrainLossPart26) Part(j27 int) {
 	scratch := r30.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
@@ -20666,8 +21042,14 @@ type ocannlDecBF16TrainLossPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r31 *ocannlDecBF16TrainLossPart27) Part(j28 int) {
 	scratch := r31.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
@@ -20795,8 +21177,12 @@ type ocannlDecBF16TrainLossPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r35 *ocannlDecBF16TrainLossPart31) Part(j32 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
 		}
@@ -20827,8 +21213,12 @@ type ocannlDecBF16TrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBF16TrainLossPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
 		}
@@ -20953,8 +21343,12 @@ type ocannlDecBF16TrainLossPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r41 *ocannlDecBF16TrainLossPart36) Part(j37 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
 		}
@@ -20985,8 +21379,12 @@ type ocannlDecBF16TrainLossPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBF16TrainLossPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
 		}
@@ -21079,8 +21477,10 @@ type ocannlDecBF16TrainLossPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r45 *ocannlDecBF16TrainLossPart40) Part(j41 int) {
 	scratch := r45.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -21140,8 +21540,10 @@ type ocannlDecBF16TrainLossPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r47 *ocannlDecBF16TrainLossPart42) Part(j43 int) {
 	scratch := r47.scratch
-	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
@@ -21168,8 +21570,10 @@ type ocannlDecBF16TrainLossPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r48 *ocannlDecBF16TrainLossPart43) Part(j44 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23784,8 +24188,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart9Records.Put(rec10)
 
 	// net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1, with _net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -24315,8 +24727,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart26Records.Put(rec27)
 
 	// net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1, with _net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m fused
-	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
@@ -24830,8 +25250,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart45Records.Put(rec46)
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24854,7 +25276,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetEmb = [2048]float32{}
 	*gNetPos = [1024]float32{}
 	scratch.net_block_1_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -24864,12 +25285,8 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_1_masked_attention_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_1_masked_attention_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock1LayerNorm1Beta = [64]float32{}
-	*gNetBlock1MaskedAttention1WQ = [4096]float32{}
-	*gNetBlock1MaskedAttention1WK = [4096]float32{}
-	*gNetBlock1MaskedAttention1WV = [4096]float32{}
 	scratch.net_block_1_masked_attention_1_m_grad = [8][16][4][1]float32{}
 	scratch.net_block_1_masked_attention_1_attn_1_grad = [8][16][4][1]float32{}
-	*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	scratch.net_block_1_layer_norm_2_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_2_mean_grad = [8][16][1]float32{}
 	scratch.net_block_1_layer_norm_2_var_2_grad = [8][16][1]float32{}
@@ -24878,9 +25295,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_1_dense_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_1_dense_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock1LayerNorm2Beta = [64]float32{}
-	*gNetBlock1Dense1W = [8192]float32{}
 	*gNetBlock1Dense1B = [128]float32{}
-	*gNetBlock1Linear1W = [8192]float32{}
 	*gNetBlock1Linear1B = [64]float32{}
 	scratch.net_block_2_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -24890,12 +25305,8 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_2_masked_attention_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_2_masked_attention_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock2LayerNorm1Beta = [64]float32{}
-	*gNetBlock2MaskedAttention1WQ = [4096]float32{}
-	*gNetBlock2MaskedAttention1WK = [4096]float32{}
-	*gNetBlock2MaskedAttention1WV = [4096]float32{}
 	scratch.net_block_2_masked_attention_1_m_grad = [8][16][4][1]float32{}
 	scratch.net_block_2_masked_attention_1_attn_1_grad = [8][16][4][1]float32{}
-	*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	scratch.net_block_2_layer_norm_2_mean_1_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_2_mean_grad = [8][16][1]float32{}
 	scratch.net_block_2_layer_norm_2_var_2_grad = [8][16][1]float32{}
@@ -24904,9 +25315,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_2_dense_1_x_2_grad = [8][16][1]float32{}
 	scratch.net_block_2_dense_1_x_3_grad = [8][16][1]float32{}
 	*gNetBlock2LayerNorm2Beta = [64]float32{}
-	*gNetBlock2Dense1W = [8192]float32{}
 	*gNetBlock2Dense1B = [128]float32{}
-	*gNetBlock2Linear1W = [8192]float32{}
 	*gNetBlock2Linear1B = [64]float32{}
 	scratch.net_layer_norm_1_mean_1_grad = [8][16][1]float32{}
 	scratch.net_layer_norm_1_mean_grad = [8][16][1]float32{}
@@ -24991,8 +25400,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25076,8 +25487,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25101,8 +25514,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25174,8 +25589,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -25503,16 +25920,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart60Records.Put(rec61)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Linear1W = [8192]float32{}
+	}
 	bf16.PackA(&scratch.net_h2_1_gradBF16, &scratch.net_h2_1_grad[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 128,
-		BN: 1,
-		CM: 128,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         32,
+		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
 	rec62 := ocannlDecBF16BackwardPart61Records.Get()
@@ -25590,16 +26011,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart65Records.Put(rec66)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2Dense1W = [8192]float32{}
+	}
 	bf16.Pack(&scratch.net_block_2_dense_1_xBF162, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
-		AK: 128,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        128,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
 	rec67 := ocannlDecBF16BackwardPart66Records.Get()
@@ -25850,16 +26275,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WO = [4096]float32{}
+	}
 	bf16.PackA(&scratch.net_block_2_x1_1_gradBF16, &scratch.net_block_2_x1_1_grad[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  16,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         16,
+		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
 	rec81 := ocannlDecBF16BackwardPart80Records.Get()
@@ -26139,16 +26568,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart89Records.Put(rec90)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WV = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF16, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec91 := ocannlDecBF16BackwardPart90Records.Get()
@@ -26183,16 +26616,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart91Records.Put(rec92)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WK = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF162, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec93 := ocannlDecBF16BackwardPart92Records.Get()
@@ -26223,16 +26660,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart93Records.Put(rec94)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF163, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec95 := ocannlDecBF16BackwardPart94Records.Get()
@@ -26519,16 +26960,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart108Records.Put(rec109)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Linear1W = [8192]float32{}
+	}
 	bf16.PackA(&scratch.net_h1_1_gradBF16, &scratch.net_h1_1_grad[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 128,
-		BN: 1,
-		CM: 128,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         32,
+		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
 	rec110 := ocannlDecBF16BackwardPart109Records.Get()
@@ -26606,16 +27051,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart113Records.Put(rec114)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1Dense1W = [8192]float32{}
+	}
 	bf16.Pack(&scratch.net_block_1_dense_1_xBF162, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
-		AK: 128,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        128,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
 	rec115 := ocannlDecBF16BackwardPart114Records.Get()
@@ -26866,16 +27315,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WO = [4096]float32{}
+	}
 	bf16.PackA(&scratch.net_block_1_x1_1_gradBF16, &scratch.net_block_1_x1_1_grad[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  16,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         16,
+		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
 	rec129 := ocannlDecBF16BackwardPart128Records.Get()
@@ -27155,16 +27608,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart137Records.Put(rec138)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WV = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF16, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec139 := ocannlDecBF16BackwardPart138Records.Get()
@@ -27199,16 +27656,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart139Records.Put(rec140)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WK = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF162, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec141 := ocannlDecBF16BackwardPart140Records.Get()
@@ -27239,16 +27700,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart141Records.Put(rec142)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
+	}
 	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF163, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
 	rec143 := ocannlDecBF16BackwardPart142Records.Get()
@@ -27485,16 +27950,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart156Records.Put(rec157)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetEmb = [2048]float32{}
+	}
 	bf16.Pack(&scratch.tokensBF16, &tokens[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 32,
-		BN: 1,
-		CM: 32,
-		CN: 1,
-		K:  128,
-		M:  8,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        32,
+		BN:        1,
+		CM:        32,
+		CN:        1,
+		K:         128,
+		M:         8,
+		N:         32,
+		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
 	rec158 := ocannlDecBF16BackwardPart157Records.Get()
@@ -27836,8 +28305,12 @@ type ocannlDecBF16BackwardPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlDecBF16BackwardPart2) Part(j3 int) {
 	scratch := r3.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_mean_1[0][i1+2*j3][0], &scratch.net_h0[0][i1+2*j3][0])
 		}
@@ -27868,8 +28341,12 @@ type ocannlDecBF16BackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBF16BackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
 		}
@@ -28071,8 +28548,14 @@ type ocannlDecBF16BackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlDecBF16BackwardPart9) Part(j10 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
@@ -28107,8 +28590,14 @@ type ocannlDecBF16BackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlDecBF16BackwardPart10) Part(j11 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
@@ -28236,8 +28725,12 @@ type ocannlDecBF16BackwardPart14 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r16 *ocannlDecBF16BackwardPart14) Part(j15 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_mean_1[0][i1+2*j15][0], &scratch.net_block_1_x1[0][i1+2*j15][0])
 		}
@@ -28268,8 +28761,12 @@ type ocannlDecBF16BackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBF16BackwardPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
 		}
@@ -28394,8 +28891,12 @@ type ocannlDecBF16BackwardPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r22 *ocannlDecBF16BackwardPart19) Part(j20 int) {
 	scratch := r22.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_mean_1[0][i1+2*j20][0], &scratch.net_h1[0][i1+2*j20][0])
 		}
@@ -28426,8 +28927,12 @@ type ocannlDecBF16BackwardPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBF16BackwardPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
 		}
@@ -28629,8 +29134,14 @@ type ocannlDecBF16BackwardPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r30 *ocannlDecBF16BackwardPart26) Part(j27 int) {
 	scratch := r30.scratch
-	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 16 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
@@ -28665,8 +29176,14 @@ type ocannlDecBF16BackwardPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r31 *ocannlDecBF16BackwardPart27) Part(j28 int) {
 	scratch := r31.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
@@ -28794,8 +29311,12 @@ type ocannlDecBF16BackwardPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r35 *ocannlDecBF16BackwardPart31) Part(j32 int) {
 	scratch := r35.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_mean_1[0][i1+2*j32][0], &scratch.net_block_2_x1[0][i1+2*j32][0])
 		}
@@ -28826,8 +29347,12 @@ type ocannlDecBF16BackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBF16BackwardPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
 		}
@@ -28952,8 +29477,12 @@ type ocannlDecBF16BackwardPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r41 *ocannlDecBF16BackwardPart36) Part(j37 int) {
 	scratch := r41.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_mean_1[0][i1+2*j37][0], &scratch.net_h2[0][i1+2*j37][0])
 		}
@@ -28984,8 +29513,12 @@ type ocannlDecBF16BackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBF16BackwardPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
 		}
@@ -29078,8 +29611,10 @@ type ocannlDecBF16BackwardPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r45 *ocannlDecBF16BackwardPart40) Part(j41 int) {
 	scratch := r45.scratch
-	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29139,8 +29674,10 @@ type ocannlDecBF16BackwardPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r47 *ocannlDecBF16BackwardPart42) Part(j43 int) {
 	scratch := r47.scratch
-	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29167,8 +29704,10 @@ type ocannlDecBF16BackwardPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r48 *ocannlDecBF16BackwardPart43) Part(j44 int) {
 	scratch := r48.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29347,8 +29886,10 @@ type ocannlDecBF16BackwardPart49 struct {
 func (r58 *ocannlDecBF16BackwardPart49) Part(j54 int) {
 	scratch, gNetLayerNorm1BetaPartial := r58.scratch, &r58.gNetLayerNorm1BetaPartial
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -29415,8 +29956,12 @@ type ocannlDecBF16BackwardPart51 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r60 *ocannlDecBF16BackwardPart51) Part(j57 int) {
 	scratch := r60.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
@@ -29451,8 +29996,10 @@ type ocannlDecBF16BackwardPart52 struct {
 func (r61 *ocannlDecBF16BackwardPart52) Part(j58 int) {
 	scratch, gNetLayerNorm1GammaPartial := r61.scratch, &r61.gNetLayerNorm1GammaPartial
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -29666,8 +30213,12 @@ type ocannlDecBF16BackwardPart59 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r68 *ocannlDecBF16BackwardPart59) Part(j66 int) {
 	scratch := r68.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
@@ -29700,8 +30251,10 @@ type ocannlDecBF16BackwardPart60 struct {
 func (r69 *ocannlDecBF16BackwardPart60) Part(j67 int) {
 	scratch, gNetBlock2Linear1BPartial := r69.scratch, &r69.gNetBlock2Linear1BPartial
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -29743,15 +30296,16 @@ func (r70 *ocannlDecBF16BackwardPart61) Part(j69 int) {
 		F: &scratch.net_h2_1_grad[0][0][0],
 		P: &scratch.net_h2_1_gradBF16,
 	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j69]}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 128,
-		BN: 1,
-		CM: 128,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         32,
+		Overwrite: true,
 	})
 }
 
@@ -29869,8 +30423,10 @@ type ocannlDecBF16BackwardPart65 struct {
 func (r76 *ocannlDecBF16BackwardPart65) Part(j73 int) {
 	scratch, gNetBlock2Dense1BPartial := r76.scratch, &r76.gNetBlock2Dense1BPartial
 	gNetBlock2Dense1BPartial[j73] = [128]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -29912,15 +30468,16 @@ func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
 		F: &scratch.net_block_2_dense_1_x[0][0][0],
 		P: &scratch.net_block_2_dense_1_xBF162,
 	}, bf16.Shape{
-		AK: 128,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        128,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -29999,8 +30556,10 @@ type ocannlDecBF16BackwardPart69 struct {
 func (r80 *ocannlDecBF16BackwardPart69) Part(j78 int) {
 	scratch, gNetBlock2LayerNorm2BetaPartial := r80.scratch, &r80.gNetBlock2LayerNorm2BetaPartial
 	gNetBlock2LayerNorm2BetaPartial[j78] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -30067,8 +30626,12 @@ type ocannlDecBF16BackwardPart71 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r82 *ocannlDecBF16BackwardPart71) Part(j81 int) {
 	scratch := r82.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
 		}
@@ -30103,8 +30666,10 @@ type ocannlDecBF16BackwardPart72 struct {
 func (r83 *ocannlDecBF16BackwardPart72) Part(j82 int) {
 	scratch, gNetBlock2LayerNorm2GammaPartial := r83.scratch, &r83.gNetBlock2LayerNorm2GammaPartial
 	gNetBlock2LayerNorm2GammaPartial[j82] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -30318,8 +30883,12 @@ type ocannlDecBF16BackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	scratch := r90.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
 		}
@@ -30356,15 +30925,16 @@ func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 		F: &scratch.net_block_2_x1_1_grad[0][0][0],
 		P: &scratch.net_block_2_x1_1_gradBF16,
 	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j91][0]}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  16,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         16,
+		Overwrite: true,
 	})
 }
 
@@ -30506,8 +31076,14 @@ type ocannlDecBF16BackwardPart85 struct {
 // Part runs part j96 of the nest (0 <= j96 < 8).
 func (r96 *ocannlDecBF16BackwardPart85) Part(j96 int) {
 	scratch := r96.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
@@ -30544,8 +31120,14 @@ type ocannlDecBF16BackwardPart86 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r97 *ocannlDecBF16BackwardPart86) Part(j97 int) {
 	scratch := r97.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
@@ -30580,8 +31162,14 @@ type ocannlDecBF16BackwardPart87 struct {
 // Part runs part j101 of the nest (0 <= j101 < 8).
 func (r100 *ocannlDecBF16BackwardPart87) Part(j101 int) {
 	scratch := r100.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j101][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j101][i2][0], &scratch.ordinals_2[0])
@@ -30693,15 +31281,16 @@ func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF16,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -30754,15 +31343,16 @@ func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF162,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -30814,15 +31404,16 @@ func (r110 *ocannlDecBF16BackwardPart94) Part(j108 int) {
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF163,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -30900,8 +31491,10 @@ type ocannlDecBF16BackwardPart97 struct {
 func (r113 *ocannlDecBF16BackwardPart97) Part(j111 int) {
 	scratch, gNetBlock2LayerNorm1BetaPartial := r113.scratch, &r113.gNetBlock2LayerNorm1BetaPartial
 	gNetBlock2LayerNorm1BetaPartial[j111] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -30968,8 +31561,12 @@ type ocannlDecBF16BackwardPart99 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r115 *ocannlDecBF16BackwardPart99) Part(j114 int) {
 	scratch := r115.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
 		}
@@ -31004,8 +31601,10 @@ type ocannlDecBF16BackwardPart100 struct {
 func (r116 *ocannlDecBF16BackwardPart100) Part(j115 int) {
 	scratch, gNetBlock2LayerNorm1GammaPartial := r116.scratch, &r116.gNetBlock2LayerNorm1GammaPartial
 	gNetBlock2LayerNorm1GammaPartial[j115] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -31219,8 +31818,12 @@ type ocannlDecBF16BackwardPart107 struct {
 // Part runs part j123 of the nest (0 <= j123 < 8).
 func (r123 *ocannlDecBF16BackwardPart107) Part(j123 int) {
 	scratch := r123.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
 		}
@@ -31253,8 +31856,10 @@ type ocannlDecBF16BackwardPart108 struct {
 func (r124 *ocannlDecBF16BackwardPart108) Part(j124 int) {
 	scratch, gNetBlock1Linear1BPartial := r124.scratch, &r124.gNetBlock1Linear1BPartial
 	gNetBlock1Linear1BPartial[j124] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -31296,15 +31901,16 @@ func (r125 *ocannlDecBF16BackwardPart109) Part(j126 int) {
 		F: &scratch.net_h1_1_grad[0][0][0],
 		P: &scratch.net_h1_1_gradBF16,
 	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j126]}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 128,
-		BN: 1,
-		CM: 128,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         32,
+		Overwrite: true,
 	})
 }
 
@@ -31422,8 +32028,10 @@ type ocannlDecBF16BackwardPart113 struct {
 func (r131 *ocannlDecBF16BackwardPart113) Part(j130 int) {
 	scratch, gNetBlock1Dense1BPartial := r131.scratch, &r131.gNetBlock1Dense1BPartial
 	gNetBlock1Dense1BPartial[j130] = [128]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -31465,15 +32073,16 @@ func (r132 *ocannlDecBF16BackwardPart114) Part(j132 int) {
 		F: &scratch.net_block_1_dense_1_x[0][0][0],
 		P: &scratch.net_block_1_dense_1_xBF162,
 	}, bf16.Shape{
-		AK: 128,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        128,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -31552,8 +32161,10 @@ type ocannlDecBF16BackwardPart117 struct {
 func (r135 *ocannlDecBF16BackwardPart117) Part(j135 int) {
 	scratch, gNetBlock1LayerNorm2BetaPartial := r135.scratch, &r135.gNetBlock1LayerNorm2BetaPartial
 	gNetBlock1LayerNorm2BetaPartial[j135] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -31620,8 +32231,12 @@ type ocannlDecBF16BackwardPart119 struct {
 // Part runs part j138 of the nest (0 <= j138 < 8).
 func (r137 *ocannlDecBF16BackwardPart119) Part(j138 int) {
 	scratch := r137.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
 		}
@@ -31656,8 +32271,10 @@ type ocannlDecBF16BackwardPart120 struct {
 func (r138 *ocannlDecBF16BackwardPart120) Part(j139 int) {
 	scratch, gNetBlock1LayerNorm2GammaPartial := r138.scratch, &r138.gNetBlock1LayerNorm2GammaPartial
 	gNetBlock1LayerNorm2GammaPartial[j139] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -31871,8 +32488,12 @@ type ocannlDecBF16BackwardPart127 struct {
 // Part runs part j147 of the nest (0 <= j147 < 8).
 func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	scratch := r145.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
 		}
@@ -31909,15 +32530,16 @@ func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
 		F: &scratch.net_block_1_x1_1_grad[0][0][0],
 		P: &scratch.net_block_1_x1_1_gradBF16,
 	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j148][0]}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  16,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         64,
+		N:         16,
+		Overwrite: true,
 	})
 }
 
@@ -32059,8 +32681,14 @@ type ocannlDecBF16BackwardPart133 struct {
 // Part runs part j153 of the nest (0 <= j153 < 8).
 func (r151 *ocannlDecBF16BackwardPart133) Part(j153 int) {
 	scratch := r151.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
@@ -32097,8 +32725,14 @@ type ocannlDecBF16BackwardPart134 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r152 *ocannlDecBF16BackwardPart134) Part(j154 int) {
 	scratch := r152.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
@@ -32133,8 +32767,14 @@ type ocannlDecBF16BackwardPart135 struct {
 // Part runs part j158 of the nest (0 <= j158 < 8).
 func (r155 *ocannlDecBF16BackwardPart135) Part(j158 int) {
 	scratch := r155.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j158][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
 				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j158][i2][0], &scratch.ordinals_2[0])
@@ -32246,15 +32886,16 @@ func (r161 *ocannlDecBF16BackwardPart138) Part(j161 int) {
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF16,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -32307,15 +32948,16 @@ func (r163 *ocannlDecBF16BackwardPart140) Part(j163 int) {
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF162,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -32367,15 +33009,16 @@ func (r165 *ocannlDecBF16BackwardPart142) Part(j165 int) {
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF163,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -32453,8 +33096,10 @@ type ocannlDecBF16BackwardPart145 struct {
 func (r168 *ocannlDecBF16BackwardPart145) Part(j168 int) {
 	scratch, gNetBlock1LayerNorm1BetaPartial := r168.scratch, &r168.gNetBlock1LayerNorm1BetaPartial
 	gNetBlock1LayerNorm1BetaPartial[j168] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -32521,8 +33166,12 @@ type ocannlDecBF16BackwardPart147 struct {
 // Part runs part j171 of the nest (0 <= j171 < 8).
 func (r170 *ocannlDecBF16BackwardPart147) Part(j171 int) {
 	scratch := r170.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
 		}
@@ -32557,8 +33206,10 @@ type ocannlDecBF16BackwardPart148 struct {
 func (r171 *ocannlDecBF16BackwardPart148) Part(j172 int) {
 	scratch, gNetBlock1LayerNorm1GammaPartial := r171.scratch, &r171.gNetBlock1LayerNorm1GammaPartial
 	gNetBlock1LayerNorm1GammaPartial[j172] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -32772,8 +33423,12 @@ type ocannlDecBF16BackwardPart155 struct {
 // Part runs part j180 of the nest (0 <= j180 < 8).
 func (r178 *ocannlDecBF16BackwardPart155) Part(j180 int) {
 	scratch := r178.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
 		}
@@ -32805,8 +33460,10 @@ type ocannlDecBF16BackwardPart156 struct {
 // Part runs part j181 of the nest (0 <= j181 < 8).
 func (r179 *ocannlDecBF16BackwardPart156) Part(j181 int) {
 	gNetPos, scratch := r179.gNetPos, r179.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
 	} else {
 		for i0 := range 8 {
@@ -32840,15 +33497,16 @@ func (r180 *ocannlDecBF16BackwardPart157) Part(j182 int) {
 		F: &tokens[0][0][0],
 		P: &scratch.tokensBF16,
 	}, bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 32,
-		BN: 1,
-		CM: 32,
-		CN: 1,
-		K:  128,
-		M:  8,
-		N:  32,
+		AK:        64,
+		AM:        1,
+		BK:        32,
+		BN:        1,
+		CM:        32,
+		CN:        1,
+		K:         128,
+		M:         8,
+		N:         32,
+		Overwrite: true,
 	})
 }
 
@@ -33151,8 +33809,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	ocannlConvTrainLossPart3Records.Put(rec4)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33177,8 +33837,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -33191,8 +33853,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33228,8 +33892,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33969,8 +34635,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart5Records.Put(rec6)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33995,8 +34663,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -34009,8 +34679,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34046,8 +34718,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34073,7 +34747,6 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	scratch.net_conv2d_1_x_grad = [16][15][15][16]float32{}
 	*gNetConv2d1Kernel = [4608]float32{}
 	*gNetConv2d1Bias = [32]float32{}
-	*gNetLinear1W = [11520]float32{}
 	scratch.train_cross_entropy_1_logits_1_grad = [16][10]float32{}
 	*gNetLinear1B = [10]float32{}
 	scratch.train_cross_entropy_1_logits_grad = [16][10]float32{}
@@ -34124,8 +34797,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34173,8 +34848,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34194,8 +34871,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34246,8 +34925,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -34268,6 +34949,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetLinear1W = [11520]float32{}
+	}
 	// 6 parts of i2 on the pool.
 	rec7 := ocannlConvBackwardPart6Records.Get()
 	rec7.gNetLinear1W = gNetLinear1W
@@ -34813,8 +35497,10 @@ type ocannlConvBackwardPart8 struct {
 func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -35116,8 +35802,10 @@ type ocannlConvBackwardPart14 struct {
 func (r25 *ocannlConvBackwardPart14) Part(j50 int) {
 	scratch, gNetConv2d2BiasPartial := r25.scratch, &r25.gNetConv2d2BiasPartial
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
-	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -35547,8 +36235,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	ocannlConvBF16TrainLossPart3Records.Put(rec4)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35573,8 +36263,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -35587,8 +36279,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35624,8 +36318,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36391,8 +37087,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart5Records.Put(rec6)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36417,8 +37115,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -36431,8 +37131,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36468,8 +37170,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36495,7 +37199,6 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	scratch.net_conv2d_1_x_grad = [16][15][15][16]float32{}
 	*gNetConv2d1Kernel = [4608]float32{}
 	*gNetConv2d1Bias = [32]float32{}
-	*gNetLinear1W = [11520]float32{}
 	scratch.train_cross_entropy_1_logits_1_grad = [16][10]float32{}
 	*gNetLinear1B = [10]float32{}
 	scratch.train_cross_entropy_1_logits_grad = [16][10]float32{}
@@ -36546,8 +37249,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36595,8 +37300,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36616,8 +37323,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -36668,8 +37377,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
-	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -36690,16 +37401,20 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetLinear1W = [11520]float32{}
+	}
 	bf16.PackA(&scratch.train_cross_entropy_1_logits_1_gradBF16, &scratch.train_cross_entropy_1_logits_1_grad[0][0], bf16.Shape{
-		AK: 10,
-		AM: 1,
-		BK: 1152,
-		BN: 1,
-		CM: 1152,
-		CN: 1,
-		K:  16,
-		M:  10,
-		N:  192,
+		AK:        10,
+		AM:        1,
+		BK:        1152,
+		BN:        1,
+		CM:        1152,
+		CN:        1,
+		K:         16,
+		M:         10,
+		N:         192,
+		Overwrite: true,
 	})
 	// 6 parts of i2 on the pool.
 	rec7 := ocannlConvBF16BackwardPart6Records.Get()
@@ -37198,15 +37913,16 @@ func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
 		F: &scratch.train_cross_entropy_1_logits_1_grad[0][0],
 		P: &scratch.train_cross_entropy_1_logits_1_gradBF16,
 	}, bf16.Operand{F: &scratch.net_h[0][j25][0][0]}, bf16.Shape{
-		AK: 10,
-		AM: 1,
-		BK: 1152,
-		BN: 1,
-		CM: 1152,
-		CN: 1,
-		K:  16,
-		M:  10,
-		N:  192,
+		AK:        10,
+		AM:        1,
+		BK:        1152,
+		BN:        1,
+		CM:        1152,
+		CN:        1,
+		K:         16,
+		M:         10,
+		N:         192,
+		Overwrite: true,
 	})
 }
 
@@ -37255,8 +37971,10 @@ type ocannlConvBF16BackwardPart8 struct {
 func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
@@ -37526,8 +38244,10 @@ type ocannlConvBF16BackwardPart14 struct {
 func (r25 *ocannlConvBF16BackwardPart14) Part(j50 int) {
 	scratch, gNetConv2d2BiasPartial := r25.scratch, &r25.gNetConv2d2BiasPartial
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
-	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.

@@ -176,6 +176,11 @@ func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *flo
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = exp(sub(x0,x1)).
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -200,6 +205,11 @@ func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 512 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float32, x0 *float32)
 
 // ocannlMap13AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -371,6 +381,11 @@ func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap47AVX512(c *float32, x0 *float32)
+
 // ocannlMap48AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -425,6 +440,136 @@ func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap58AVX512(c *float32, x0 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32)
+
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 4096 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32)
+
+// ocannlReduce6AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,32), 128 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce8AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32)
+
+// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 16 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce12AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float32, x0 *float32)
+
+// ocannlReduce13AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float32, x0 *float32)
+
+// ocannlReduce14AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce15AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float32, x0 *float32)
+
+// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 128 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float32, x0 *float32)
+
+// ocannlReduce18AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float32, x0 *float32)
+
+// ocannlReduce19AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float32, x0 *float32)
+
+// ocannlReduce20AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float32, x0 *float32)
+
+// ocannlReduce21AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float32, x0 *float32)
+
+// ocannlReduce22AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce23AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce23AVX512(c *float32, x0 *float32)
+
+// ocannlReduce24AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 72 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce24AVX512(c *float32, x0 *float32)
+
+// ocannlReduce25AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 288 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce25AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -1362,61 +1362,33 @@ k3:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k3
-	VADDPS       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VADDPS       64(SI), Z1, Z1
 	VMOVUPS      Z1, 64(SI)
-	VADDPS       512(SI), Z2, Z2
 	VMOVUPS      Z2, 512(SI)
-	VADDPS       576(SI), Z3, Z3
 	VMOVUPS      Z3, 576(SI)
-	VADDPS       1024(SI), Z4, Z4
 	VMOVUPS      Z4, 1024(SI)
-	VADDPS       1088(SI), Z5, Z5
 	VMOVUPS      Z5, 1088(SI)
-	VADDPS       1536(SI), Z6, Z6
 	VMOVUPS      Z6, 1536(SI)
-	VADDPS       1600(SI), Z7, Z7
 	VMOVUPS      Z7, 1600(SI)
-	VADDPS       2048(SI), Z8, Z8
 	VMOVUPS      Z8, 2048(SI)
-	VADDPS       2112(SI), Z9, Z9
 	VMOVUPS      Z9, 2112(SI)
-	VADDPS       2560(SI), Z10, Z10
 	VMOVUPS      Z10, 2560(SI)
-	VADDPS       2624(SI), Z11, Z11
 	VMOVUPS      Z11, 2624(SI)
-	VADDPS       3072(SI), Z12, Z12
 	VMOVUPS      Z12, 3072(SI)
-	VADDPS       3136(SI), Z13, Z13
 	VMOVUPS      Z13, 3136(SI)
-	VADDPS       3584(SI), Z14, Z14
 	VMOVUPS      Z14, 3584(SI)
-	VADDPS       3648(SI), Z15, Z15
 	VMOVUPS      Z15, 3648(SI)
-	VADDPS       4096(SI), Z16, Z16
 	VMOVUPS      Z16, 4096(SI)
-	VADDPS       4160(SI), Z17, Z17
 	VMOVUPS      Z17, 4160(SI)
-	VADDPS       4608(SI), Z18, Z18
 	VMOVUPS      Z18, 4608(SI)
-	VADDPS       4672(SI), Z19, Z19
 	VMOVUPS      Z19, 4672(SI)
-	VADDPS       5120(SI), Z20, Z20
 	VMOVUPS      Z20, 5120(SI)
-	VADDPS       5184(SI), Z21, Z21
 	VMOVUPS      Z21, 5184(SI)
-	VADDPS       5632(SI), Z22, Z22
 	VMOVUPS      Z22, 5632(SI)
-	VADDPS       5696(SI), Z23, Z23
 	VMOVUPS      Z23, 5696(SI)
-	VADDPS       6144(SI), Z24, Z24
 	VMOVUPS      Z24, 6144(SI)
-	VADDPS       6208(SI), Z25, Z25
 	VMOVUPS      Z25, 6208(SI)
-	VADDPS       6656(SI), Z26, Z26
 	VMOVUPS      Z26, 6656(SI)
-	VADDPS       6720(SI), Z27, Z27
 	VMOVUPS      Z27, 6720(SI)
 	ADDQ         $+56, CX
 	ADDQ         $+7168, SI
@@ -1472,37 +1444,21 @@ k4:
 	ADDQ         $+128, BX
 	DECQ         DI
 	JNZ          k4
-	VADDPS       (SI), Z0, Z0
 	VMOVUPS      Z0, (SI)
-	VADDPS       64(SI), Z1, Z1
 	VMOVUPS      Z1, 64(SI)
-	VADDPS       512(SI), Z2, Z2
 	VMOVUPS      Z2, 512(SI)
-	VADDPS       576(SI), Z3, Z3
 	VMOVUPS      Z3, 576(SI)
-	VADDPS       1024(SI), Z4, Z4
 	VMOVUPS      Z4, 1024(SI)
-	VADDPS       1088(SI), Z5, Z5
 	VMOVUPS      Z5, 1088(SI)
-	VADDPS       1536(SI), Z6, Z6
 	VMOVUPS      Z6, 1536(SI)
-	VADDPS       1600(SI), Z7, Z7
 	VMOVUPS      Z7, 1600(SI)
-	VADDPS       2048(SI), Z8, Z8
 	VMOVUPS      Z8, 2048(SI)
-	VADDPS       2112(SI), Z9, Z9
 	VMOVUPS      Z9, 2112(SI)
-	VADDPS       2560(SI), Z10, Z10
 	VMOVUPS      Z10, 2560(SI)
-	VADDPS       2624(SI), Z11, Z11
 	VMOVUPS      Z11, 2624(SI)
-	VADDPS       3072(SI), Z12, Z12
 	VMOVUPS      Z12, 3072(SI)
-	VADDPS       3136(SI), Z13, Z13
 	VMOVUPS      Z13, 3136(SI)
-	VADDPS       3584(SI), Z14, Z14
 	VMOVUPS      Z14, 3584(SI)
-	VADDPS       3648(SI), Z15, Z15
 	VMOVUPS      Z15, 3648(SI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1770,61 +1726,33 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPS       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPS       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPS       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPS       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPS       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPS       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPS       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPS       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+56, SI
 	ADDQ         $+3584, DI
@@ -1848,13 +1776,9 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2091,33 +2015,19 @@ k3:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k3
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       256(AX), Z1, Z1
 	VMOVUPS      Z1, 256(AX)
-	VADDPS       512(AX), Z2, Z2
 	VMOVUPS      Z2, 512(AX)
-	VADDPS       768(AX), Z3, Z3
 	VMOVUPS      Z3, 768(AX)
-	VADDPS       1024(AX), Z4, Z4
 	VMOVUPS      Z4, 1024(AX)
-	VADDPS       1280(AX), Z5, Z5
 	VMOVUPS      Z5, 1280(AX)
-	VADDPS       1536(AX), Z6, Z6
 	VMOVUPS      Z6, 1536(AX)
-	VADDPS       1792(AX), Z7, Z7
 	VMOVUPS      Z7, 1792(AX)
-	VADDPS       2048(AX), Z8, Z8
 	VMOVUPS      Z8, 2048(AX)
-	VADDPS       2304(AX), Z9, Z9
 	VMOVUPS      Z9, 2304(AX)
-	VADDPS       2560(AX), Z10, Z10
 	VMOVUPS      Z10, 2560(AX)
-	VADDPS       2816(AX), Z11, Z11
 	VMOVUPS      Z11, 2816(AX)
-	VADDPS       3072(AX), Z12, Z12
 	VMOVUPS      Z12, 3072(AX)
-	VADDPS       3328(AX), Z13, Z13
 	VMOVUPS      Z13, 3328(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+3584, AX
@@ -2156,21 +2066,13 @@ k4:
 	ADDQ         $+128, DX
 	DECQ         BX
 	JNZ          k4
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       256(AX), Z1, Z1
 	VMOVUPS      Z1, 256(AX)
-	VADDPS       512(AX), Z2, Z2
 	VMOVUPS      Z2, 512(AX)
-	VADDPS       768(AX), Z3, Z3
 	VMOVUPS      Z3, 768(AX)
-	VADDPS       1024(AX), Z4, Z4
 	VMOVUPS      Z4, 1024(AX)
-	VADDPS       1280(AX), Z5, Z5
 	VMOVUPS      Z5, 1280(AX)
-	VADDPS       1536(AX), Z6, Z6
 	VMOVUPS      Z6, 1536(AX)
-	VADDPS       1792(AX), Z7, Z7
 	VMOVUPS      Z7, 1792(AX)
 	VZEROUPPER
 	RET
@@ -2518,61 +2420,33 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPS       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPS       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPS       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPS       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPS       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPS       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPS       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPS       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+56, SI
 	ADDQ         $+3584, DI
@@ -2596,13 +2470,9 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2856,37 +2726,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3600,45 +3454,25 @@ k2:
 	ADDQ         $+4608, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       4608(DI), Z2, Z2
 	VMOVUPS      Z2, 4608(DI)
-	VADDPS       4672(DI), Z3, Z3
 	VMOVUPS      Z3, 4672(DI)
-	VADDPS       9216(DI), Z4, Z4
 	VMOVUPS      Z4, 9216(DI)
-	VADDPS       9280(DI), Z5, Z5
 	VMOVUPS      Z5, 9280(DI)
-	VADDPS       13824(DI), Z6, Z6
 	VMOVUPS      Z6, 13824(DI)
-	VADDPS       13888(DI), Z7, Z7
 	VMOVUPS      Z7, 13888(DI)
-	VADDPS       18432(DI), Z8, Z8
 	VMOVUPS      Z8, 18432(DI)
-	VADDPS       18496(DI), Z9, Z9
 	VMOVUPS      Z9, 18496(DI)
-	VADDPS       23040(DI), Z10, Z10
 	VMOVUPS      Z10, 23040(DI)
-	VADDPS       23104(DI), Z11, Z11
 	VMOVUPS      Z11, 23104(DI)
-	VADDPS       27648(DI), Z12, Z12
 	VMOVUPS      Z12, 27648(DI)
-	VADDPS       27712(DI), Z13, Z13
 	VMOVUPS      Z13, 27712(DI)
-	VADDPS       32256(DI), Z14, Z14
 	VMOVUPS      Z14, 32256(DI)
-	VADDPS       32320(DI), Z15, Z15
 	VMOVUPS      Z15, 32320(DI)
-	VADDPS       36864(DI), Z16, Z16
 	VMOVUPS      Z16, 36864(DI)
-	VADDPS       36928(DI), Z17, Z17
 	VMOVUPS      Z17, 36928(DI)
-	VADDPS       41472(DI), Z18, Z18
 	VMOVUPS      Z18, 41472(DI)
-	VADDPS       41536(DI), Z19, Z19
 	VMOVUPS      Z19, 41536(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -4512,6 +4346,179 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	VMOVUPS      (CX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap5AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	VZEROUPPER
+	RET
+
+DATA ocannlMap5AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap5AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap5AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap5AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap5AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap5AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap5AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap5AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap5AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap5AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap5AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap5AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap5AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap5AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap5AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap5AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
@@ -4654,6 +4661,181 @@ e2:
 	JNZ     row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap11AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap11AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap11AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap11AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap11AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap11AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap11AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap11AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap11AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap11AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap11AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap11AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap11AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap11AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap11AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap11AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap11AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap11AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -5518,6 +5700,181 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap47AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x0000000a, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap47AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap47AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap47AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap47AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap47AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap47AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap47AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap47AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap47AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap47AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap47AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap47AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap47AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap47AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap47AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap47AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
@@ -5774,6 +6131,1040 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+16(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VSHUFF64X2 $0x4e, Z0, Z0, Z1
+	VMAXPS     Z1, Z0, Z2
+	VMAXPS     Z0, Z1, Z3
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $+256, AX
+	ADDQ       $+4096, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+16(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    64(CX), Z1
+	VMAXPS     Z1, Z0, Z2
+	VMAXPS     Z0, Z1, Z3
+	VCMPPS     $0x03, Z1, Z0, K1
+	VADDPS     Z1, Z0, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0x4e, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VSHUFF64X2 $0xb1, Z1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VMAXPS     Z0, Z1, Z2
+	VMAXPS     Z1, Z0, Z3
+	VCMPPS     $0x03, Z0, Z1, K1
+	VADDPS     Z0, Z1, Z0
+	VPANDD     Z3, Z2, Z1
+	VBLENDMPS  Z0, Z1, K1, Z1
+	VMOVSS     X1, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+128, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x0000003f, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-16384, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+20(SB), Z2
+	VBROADCASTSS ocannlConst32<>+24(SB), Z3
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z8
+	VCMPPS       $0x00, Z3, Z8, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z8
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z8, Z2, K1, Z5
+	VMOVUPS      64(CX), Z8
+	VCMPPS       $0x00, Z3, Z8, K1
+	VBLENDMPS    Z1, Z0, K1, Z6
+	VMOVUPS      64(BX), Z3
+	VCMPPS       $0x04, Z0, Z6, K1
+	VBLENDMPS    Z3, Z2, K1, Z7
+	VMINPS       Z7, Z5, Z3
+	VMINPS       Z5, Z7, Z9
+	VCMPPS       $0x03, Z7, Z5, K1
+	VADDPS       Z7, Z5, Z8
+	VPORD        Z9, Z3, Z3
+	VBLENDMPS    Z8, Z3, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z8
+	VMINPS       Z8, Z3, Z9
+	VMINPS       Z3, Z8, Z10
+	VCMPPS       $0x03, Z8, Z3, K1
+	VADDPS       Z8, Z3, Z3
+	VPORD        Z10, Z9, Z8
+	VBLENDMPS    Z3, Z8, K1, Z8
+	VSHUFF64X2   $0xb1, Z8, Z8, Z3
+	VMINPS       Z3, Z8, Z9
+	VMINPS       Z8, Z3, Z10
+	VCMPPS       $0x03, Z3, Z8, K1
+	VADDPS       Z3, Z8, Z3
+	VPORD        Z10, Z9, Z8
+	VBLENDMPS    Z3, Z8, K1, Z8
+	VPERMILPS    $0x4e, Z8, Z3
+	VMINPS       Z3, Z8, Z9
+	VMINPS       Z8, Z3, Z10
+	VCMPPS       $0x03, Z3, Z8, K1
+	VADDPS       Z3, Z8, Z3
+	VPORD        Z10, Z9, Z8
+	VBLENDMPS    Z3, Z8, K1, Z8
+	VPERMILPS    $0xb1, Z8, Z3
+	VMINPS       Z3, Z8, Z9
+	VMINPS       Z8, Z3, Z10
+	VCMPPS       $0x03, Z3, Z8, K1
+	VADDPS       Z3, Z8, Z3
+	VPORD        Z10, Z9, Z8
+	VBLENDMPS    Z3, Z8, K1, Z8
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z8, Z3, Z9
+	VMINPS       Z3, Z8, Z10
+	VCMPPS       $0x03, Z8, Z3, K1
+	VADDPS       Z8, Z3, Z3
+	VPORD        Z10, Z9, Z8
+	VBLENDMPS    Z3, Z8, K1, Z8
+	VMOVSS       X8, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-16256, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-3840, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+28(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z4
+	VDIVPS       Z4, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      64(CX), Z3
+	VMOVUPS      64(DX), Z4
+	VMULPS       Z1, Z1, Z5
+	VDIVPS       Z5, Z4, Z4
+	VMULPS       Z0, Z4, Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPS       Z1, Z1, Z6
+	VDIVPS       Z6, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z6, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z5, Z1
+	VADDPS       Z3, Z2, Z2
+	VADDPS       Z1, Z4, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	ADDQ         $+4096, DX
+	ADDQ         $+64, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS (CX), Z4
+	VMOVUPS (DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VMOVUPS 64(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VMOVUPS 128(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VMOVUPS 192(DX), Z5
+	VMULPS  Z5, Z4, Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	ADDQ    $+256, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-3840, CX
+	ADDQ    $-3840, DX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000002, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000010, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+512, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-7936, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+28(SB), Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (BX), Z1
+	VMOVUPS      (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPS       Z1, Z1, Z1
+	VDIVPS       Z1, Z3, Z1
+	VMULPS       Z0, Z1, Z1
+	VMULPS       Z1, Z2, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+4096, CX
+	ADDQ         $+4096, DX
+	ADDQ         $+256, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS (AX), Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS ocannlConst32<>+24(SB), Z3
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Z3
+	VMOVUPS      (CX), Z6
+	VCMPPS       $0x00, Z3, Z6, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (BX), Z3
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z3, Z2, K1, Z5
+	VSHUFF64X2   $0x4e, Z5, Z5, Z3
+	VMINPS       Z3, Z5, Z6
+	VMINPS       Z5, Z3, Z7
+	VCMPPS       $0x03, Z3, Z5, K1
+	VADDPS       Z3, Z5, Z3
+	VPORD        Z7, Z6, Z6
+	VBLENDMPS    Z3, Z6, K1, Z6
+	VSHUFF64X2   $0xb1, Z6, Z6, Z3
+	VMINPS       Z3, Z6, Z7
+	VMINPS       Z6, Z3, Z8
+	VCMPPS       $0x03, Z3, Z6, K1
+	VADDPS       Z3, Z6, Z3
+	VPORD        Z8, Z7, Z6
+	VBLENDMPS    Z3, Z6, K1, Z6
+	VPERMILPS    $0x4e, Z6, Z3
+	VMINPS       Z3, Z6, Z7
+	VMINPS       Z6, Z3, Z8
+	VCMPPS       $0x03, Z3, Z6, K1
+	VADDPS       Z3, Z6, Z3
+	VPORD        Z8, Z7, Z6
+	VBLENDMPS    Z3, Z6, K1, Z6
+	VPERMILPS    $0xb1, Z6, Z3
+	VMINPS       Z3, Z6, Z7
+	VMINPS       Z6, Z3, Z8
+	VCMPPS       $0x03, Z3, Z6, K1
+	VADDPS       Z3, Z6, Z3
+	VPORD        Z8, Z7, Z6
+	VBLENDMPS    Z3, Z6, K1, Z6
+	VBROADCASTSS (AX), Z3
+	VMINPS       Z6, Z3, Z7
+	VMINPS       Z3, Z6, Z8
+	VCMPPS       $0x03, Z6, Z3, K1
+	VADDPS       Z6, Z3, Z3
+	VPORD        Z8, Z7, Z6
+	VBLENDMPS    Z3, Z6, K1, Z6
+	VMOVSS       X6, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+4096, CX
+	ADDQ         $+256, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000002, DX
+
+blk1:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    $0x00000008, BX
+
+row2:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+4096, CX
+	DECQ    BX
+	JNZ     row2
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-32512, CX
+	ADDQ    $+256, AX
+	DECQ    DX
+	JNZ     blk1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+16(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+32(SB), Z2
+	VBROADCASTSS ocannlConst32<>+24(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000048, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-9088, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000120, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-18368, CX
+	ADDQ    $+64, AX
 	VZEROUPPER
 	RET
 
@@ -7930,29 +9321,17 @@ k4:
 	ADDQ         $+64, R11
 	DECQ         R12
 	JNZ          k4
-	VADDPS       (R8), Y0, Y0
 	VMOVUPS      Y0, (R8)
-	VADDPS       32(R8), Y1, Y1
 	VMOVUPS      Y1, 32(R8)
-	VADDPS       512(R8), Y2, Y2
 	VMOVUPS      Y2, 512(R8)
-	VADDPS       544(R8), Y3, Y3
 	VMOVUPS      Y3, 544(R8)
-	VADDPS       1024(R8), Y4, Y4
 	VMOVUPS      Y4, 1024(R8)
-	VADDPS       1056(R8), Y5, Y5
 	VMOVUPS      Y5, 1056(R8)
-	VADDPS       1536(R8), Y6, Y6
 	VMOVUPS      Y6, 1536(R8)
-	VADDPS       1568(R8), Y7, Y7
 	VMOVUPS      Y7, 1568(R8)
-	VADDPS       2048(R8), Y8, Y8
 	VMOVUPS      Y8, 2048(R8)
-	VADDPS       2080(R8), Y9, Y9
 	VMOVUPS      Y9, 2080(R8)
-	VADDPS       2560(R8), Y10, Y10
 	VMOVUPS      Y10, 2560(R8)
-	VADDPS       2592(R8), Y11, Y11
 	VMOVUPS      Y11, 2592(R8)
 	ADDQ         $+24, DI
 	ADDQ         $+3072, R8
@@ -7988,21 +9367,13 @@ k5:
 	ADDQ         $+64, SI
 	DECQ         R9
 	JNZ          k5
-	VADDPS       (R8), Y0, Y0
 	VMOVUPS      Y0, (R8)
-	VADDPS       32(R8), Y1, Y1
 	VMOVUPS      Y1, 32(R8)
-	VADDPS       512(R8), Y2, Y2
 	VMOVUPS      Y2, 512(R8)
-	VADDPS       544(R8), Y3, Y3
 	VMOVUPS      Y3, 544(R8)
-	VADDPS       1024(R8), Y4, Y4
 	VMOVUPS      Y4, 1024(R8)
-	VADDPS       1056(R8), Y5, Y5
 	VMOVUPS      Y5, 1056(R8)
-	VADDPS       1536(R8), Y6, Y6
 	VMOVUPS      Y6, 1536(R8)
-	VADDPS       1568(R8), Y7, Y7
 	VMOVUPS      Y7, 1568(R8)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8184,29 +9555,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -8242,21 +9601,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8449,29 +9800,17 @@ k3:
 	ADDQ         $+64, R9
 	DECQ         R10
 	JNZ          k3
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPS       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPS       256(SI), Y2, Y2
 	VMOVUPS      Y2, 256(SI)
-	VADDPS       288(SI), Y3, Y3
 	VMOVUPS      Y3, 288(SI)
-	VADDPS       512(SI), Y4, Y4
 	VMOVUPS      Y4, 512(SI)
-	VADDPS       544(SI), Y5, Y5
 	VMOVUPS      Y5, 544(SI)
-	VADDPS       768(SI), Y6, Y6
 	VMOVUPS      Y6, 768(SI)
-	VADDPS       800(SI), Y7, Y7
 	VMOVUPS      Y7, 800(SI)
-	VADDPS       1024(SI), Y8, Y8
 	VMOVUPS      Y8, 1024(SI)
-	VADDPS       1056(SI), Y9, Y9
 	VMOVUPS      Y9, 1056(SI)
-	VADDPS       1280(SI), Y10, Y10
 	VMOVUPS      Y10, 1280(SI)
-	VADDPS       1312(SI), Y11, Y11
 	VMOVUPS      Y11, 1312(SI)
 	ADDQ         $+24, CX
 	ADDQ         $+1536, SI
@@ -8507,21 +9846,13 @@ k4:
 	ADDQ         $+64, BX
 	DECQ         DI
 	JNZ          k4
-	VADDPS       (SI), Y0, Y0
 	VMOVUPS      Y0, (SI)
-	VADDPS       32(SI), Y1, Y1
 	VMOVUPS      Y1, 32(SI)
-	VADDPS       256(SI), Y2, Y2
 	VMOVUPS      Y2, 256(SI)
-	VADDPS       288(SI), Y3, Y3
 	VMOVUPS      Y3, 288(SI)
-	VADDPS       512(SI), Y4, Y4
 	VMOVUPS      Y4, 512(SI)
-	VADDPS       544(SI), Y5, Y5
 	VMOVUPS      Y5, 544(SI)
-	VADDPS       768(SI), Y6, Y6
 	VMOVUPS      Y6, 768(SI)
-	VADDPS       800(SI), Y7, Y7
 	VMOVUPS      Y7, 800(SI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -8813,29 +10144,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -8871,21 +10190,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -9084,29 +10395,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -9130,13 +10429,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -10589,29 +11884,17 @@ k2:
 	ADDQ         $+4608, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       4608(DI), Y2, Y2
 	VMOVUPS      Y2, 4608(DI)
-	VADDPS       4640(DI), Y3, Y3
 	VMOVUPS      Y3, 4640(DI)
-	VADDPS       9216(DI), Y4, Y4
 	VMOVUPS      Y4, 9216(DI)
-	VADDPS       9248(DI), Y5, Y5
 	VMOVUPS      Y5, 9248(DI)
-	VADDPS       13824(DI), Y6, Y6
 	VMOVUPS      Y6, 13824(DI)
-	VADDPS       13856(DI), Y7, Y7
 	VMOVUPS      Y7, 13856(DI)
-	VADDPS       18432(DI), Y8, Y8
 	VMOVUPS      Y8, 18432(DI)
-	VADDPS       18464(DI), Y9, Y9
 	VMOVUPS      Y9, 18464(DI)
-	VADDPS       23040(DI), Y10, Y10
 	VMOVUPS      Y10, 23040(DI)
-	VADDPS       23072(DI), Y11, Y11
 	VMOVUPS      Y11, 23072(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+27648, DI
@@ -10645,21 +11928,13 @@ k3:
 	ADDQ         $+4608, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       4608(DI), Y2, Y2
 	VMOVUPS      Y2, 4608(DI)
-	VADDPS       4640(DI), Y3, Y3
 	VMOVUPS      Y3, 4640(DI)
-	VADDPS       9216(DI), Y4, Y4
 	VMOVUPS      Y4, 9216(DI)
-	VADDPS       9248(DI), Y5, Y5
 	VMOVUPS      Y5, 9248(DI)
-	VADDPS       13824(DI), Y6, Y6
 	VMOVUPS      Y6, 13824(DI)
-	VADDPS       13856(DI), Y7, Y7
 	VMOVUPS      Y7, 13856(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

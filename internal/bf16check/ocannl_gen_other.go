@@ -170,6 +170,11 @@ func ocannlMap4AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
+}
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -194,6 +199,9 @@ func ocannlMap9AVX512(c, x0, x1 *float32) {
 func ocannlMap10AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
 }
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap13AVX512(c, x0, x1, x2 *float32) {
@@ -334,6 +342,9 @@ func ocannlMap45AVX512(c, x0, x1 *float32) {
 func ocannlMap46AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
+
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX512(c, x0, x1 *float32) {
@@ -647,6 +658,136 @@ func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 cal
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
+}
+
+// ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
+}
+
+// ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
+}
+
+// ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
+// ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
+}
+
+// ocannlReduce21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce21AVX512 called without assembly")
+}
+
+// ocannlReduce22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce22AVX512 called without assembly")
+}
+
+// ocannlReduce23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce23AVX512 called without assembly")
+}
+
+// ocannlReduce24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce24AVX512 called without assembly")
+}
+
+// ocannlReduce25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce25AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

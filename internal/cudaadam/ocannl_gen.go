@@ -1187,8 +1187,12 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 	var train_1 [32][3]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce0AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce0AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -1309,8 +1313,10 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&out[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&out[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1563,8 +1569,12 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce0AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce0AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -1717,8 +1727,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&loss[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&loss[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1733,11 +1745,8 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// zero the gradients
-	*gNetW1 = [96]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [128]float32{}
 	*gNetB2 = [8]float32{}
-	*gNetW3 = [24]float32{}
 	*gNetB3 = [3]float32{}
 
 	// train.grad = 1
@@ -1791,8 +1800,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&gNetB3[0], &d_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&gNetB3[0], &d_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1819,6 +1830,7 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [24]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
@@ -1899,8 +1911,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -1927,6 +1941,7 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [128]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
@@ -2012,8 +2027,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -2038,6 +2055,7 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	if ocannlAVX2 {
 		ocannlGemm6AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [96]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {
@@ -2141,8 +2159,12 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 	var train_1 [32][3]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce0AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce0AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -2263,8 +2285,10 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&out[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&out[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2517,8 +2541,12 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce0AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce0AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -2671,8 +2699,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&loss[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&loss[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2687,11 +2717,8 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// zero the gradients
-	*gNetW1 = [96]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [128]float32{}
 	*gNetB2 = [8]float32{}
-	*gNetW3 = [24]float32{}
 	*gNetB3 = [3]float32{}
 
 	// train.grad = 1
@@ -2745,8 +2772,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&gNetB3[0], &d_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&gNetB3[0], &d_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -2773,6 +2802,7 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [24]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
@@ -2853,8 +2883,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -2881,6 +2913,7 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [128]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
@@ -2966,8 +2999,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -2992,6 +3027,7 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	if ocannlAVX2 {
 		ocannlGemm6AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [96]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {
@@ -3034,8 +3070,12 @@ func ocannlAdamWClip32Probe(x *[32][6]float32, pAuxW *[18]float32, pAuxB *[3]flo
 	var probe_1 [32][3]float32
 
 	// _probe.1 = compose "*" of aux.w, x
-	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce5AVX512(&probe_1[0][i1], &pAuxW[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce5AVX2(&probe_1[0][i1], &pAuxW[6*i1], &x[0][0])
 		}
@@ -3154,8 +3194,12 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	var train_1 [32][3]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce6AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce6AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -3276,8 +3320,10 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&out[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&out[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3530,8 +3576,12 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	var train_grad [1]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 16 {
+			ocannlReduce6AVX512(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 16 {
 			ocannlReduce6AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
@@ -3684,8 +3734,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// train = einsum "++" "...|... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce7AVX512(&loss[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce7AVX2(&loss[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3700,11 +3752,8 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// zero the gradients
-	*gNetW1 = [96]float64{}
 	*gNetB1 = [16]float64{}
-	*gNetW2 = [128]float64{}
 	*gNetB2 = [8]float64{}
-	*gNetW3 = [24]float64{}
 	*gNetB3 = [3]float64{}
 
 	// train.grad = 1
@@ -3758,8 +3807,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&gNetB3[0], &d_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&gNetB3[0], &d_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -3786,6 +3837,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	} else if ocannlAVX2 {
 		ocannlGemm9AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [24]float64{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
@@ -3866,8 +3918,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -3894,6 +3948,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [128]float64{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
@@ -3979,8 +4034,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -4007,6 +4064,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	} else if ocannlAVX2 {
 		ocannlGemm13AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [96]float64{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {

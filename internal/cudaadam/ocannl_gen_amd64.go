@@ -181,6 +181,61 @@ func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap19AVX512(c *float64, x0 *float64)
 
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32)
+
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce6AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce7AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float64, x0 *float64)
+
+// ocannlReduce8AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float64, x0 *float64)
+
+// ocannlReduce9AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float64, x0 *float64)
+
+// ocannlReduce10AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float64, x0 *float64)
+
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
 //go:noescape

@@ -361,14 +361,8 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPS.Z    (AX), K1, Z3
-	VADDPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
-	VMOVUPS.Z    32(AX), K1, Z0
-	VADDPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, 32(AX)
-	VMOVUPS.Z    64(AX), K1, Z0
-	VADDPS       Z0, Z2, Z2
 	VMOVUPS      Z2, K1, 64(AX)
 	VZEROUPPER
 	RET
@@ -527,21 +521,13 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
 	VZEROUPPER
 	RET
@@ -1005,11 +991,8 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPD       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPD       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
 	VZEROUPPER
 	RET
@@ -1182,37 +1165,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -1449,47 +1416,19 @@ k1:
 	ADDQ         $+48, SI
 	DECQ         DI
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z14
-	VADDPD       Z14, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    48(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 48(AX)
-	VMOVUPD.Z    96(AX), K1, Z0
-	VADDPD       Z0, Z2, Z2
 	VMOVUPD      Z2, K1, 96(AX)
-	VMOVUPD.Z    144(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 144(AX)
-	VMOVUPD.Z    192(AX), K1, Z0
-	VADDPD       Z0, Z4, Z4
 	VMOVUPD      Z4, K1, 192(AX)
-	VMOVUPD.Z    240(AX), K1, Z0
-	VADDPD       Z0, Z5, Z5
 	VMOVUPD      Z5, K1, 240(AX)
-	VMOVUPD.Z    288(AX), K1, Z0
-	VADDPD       Z0, Z6, Z6
 	VMOVUPD      Z6, K1, 288(AX)
-	VMOVUPD.Z    336(AX), K1, Z0
-	VADDPD       Z0, Z7, Z7
 	VMOVUPD      Z7, K1, 336(AX)
-	VMOVUPD.Z    384(AX), K1, Z0
-	VADDPD       Z0, Z8, Z8
 	VMOVUPD      Z8, K1, 384(AX)
-	VMOVUPD.Z    432(AX), K1, Z0
-	VADDPD       Z0, Z9, Z9
 	VMOVUPD      Z9, K1, 432(AX)
-	VMOVUPD.Z    480(AX), K1, Z0
-	VADDPD       Z0, Z10, Z10
 	VMOVUPD      Z10, K1, 480(AX)
-	VMOVUPD.Z    528(AX), K1, Z0
-	VADDPD       Z0, Z11, Z11
 	VMOVUPD      Z11, K1, 528(AX)
-	VMOVUPD.Z    576(AX), K1, Z0
-	VADDPD       Z0, Z12, Z12
 	VMOVUPD      Z12, K1, 576(AX)
-	VMOVUPD.Z    624(AX), K1, Z0
-	VADDPD       Z0, Z13, Z13
 	VMOVUPD      Z13, K1, 624(AX)
 	ADDQ         $+112, CX
 	ADDQ         $+672, AX
@@ -1510,11 +1449,7 @@ k2:
 	ADDQ         $+48, DX
 	DECQ         BX
 	JNZ          k2
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    48(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 48(AX)
 	VZEROUPPER
 	RET
@@ -1990,6 +1925,311 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPS       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+24, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x00000007, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+12, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPS       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+12, AX
+	ADDQ         $+24, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+128, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000002, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPD       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPD       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $-768, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+24, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-1984, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-3968, CX
+	ADDQ    $+128, AX
 	VZEROUPPER
 	RET
 
@@ -3236,11 +3476,8 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPS       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPS       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
-	VADDPS       64(AX), Y2, Y2
 	VMOVUPS      Y2, 64(AX)
 	VZEROUPPER
 	RET
@@ -3364,29 +3601,17 @@ k1:
 	ADDQ         $+64, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -3410,13 +3635,9 @@ k2:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -3578,302 +3799,206 @@ k1:
 	VMOVUPS      Y0, (SP)
 	VMOVUPS      Y1, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       (AX), X0, X0
 	VMOVSS       X0, (AX)
 	VMOVSS       4(SP), X0
-	VADDSS       24(AX), X0, X0
 	VMOVSS       X0, 24(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       48(AX), X0, X0
 	VMOVSS       X0, 48(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       72(AX), X0, X0
 	VMOVSS       X0, 72(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       96(AX), X0, X0
 	VMOVSS       X0, 96(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       120(AX), X0, X0
 	VMOVSS       X0, 120(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       144(AX), X0, X0
 	VMOVSS       X0, 144(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       168(AX), X0, X0
 	VMOVSS       X0, 168(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       192(AX), X0, X0
 	VMOVSS       X0, 192(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       216(AX), X0, X0
 	VMOVSS       X0, 216(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       240(AX), X0, X0
 	VMOVSS       X0, 240(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       264(AX), X0, X0
 	VMOVSS       X0, 264(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       288(AX), X0, X0
 	VMOVSS       X0, 288(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       312(AX), X0, X0
 	VMOVSS       X0, 312(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       336(AX), X0, X0
 	VMOVSS       X0, 336(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       360(AX), X0, X0
 	VMOVSS       X0, 360(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVUPS      Y3, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       4(AX), X0, X0
 	VMOVSS       X0, 4(AX)
 	VMOVSS       4(SP), X0
-	VADDSS       28(AX), X0, X0
 	VMOVSS       X0, 28(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       52(AX), X0, X0
 	VMOVSS       X0, 52(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       76(AX), X0, X0
 	VMOVSS       X0, 76(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       100(AX), X0, X0
 	VMOVSS       X0, 100(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       124(AX), X0, X0
 	VMOVSS       X0, 124(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       148(AX), X0, X0
 	VMOVSS       X0, 148(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       172(AX), X0, X0
 	VMOVSS       X0, 172(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       196(AX), X0, X0
 	VMOVSS       X0, 196(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       220(AX), X0, X0
 	VMOVSS       X0, 220(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       244(AX), X0, X0
 	VMOVSS       X0, 244(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       268(AX), X0, X0
 	VMOVSS       X0, 268(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       292(AX), X0, X0
 	VMOVSS       X0, 292(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       316(AX), X0, X0
 	VMOVSS       X0, 316(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       340(AX), X0, X0
 	VMOVSS       X0, 340(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       364(AX), X0, X0
 	VMOVSS       X0, 364(AX)
 	VMOVUPS      Y4, (SP)
 	VMOVUPS      Y5, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       8(AX), X0, X0
 	VMOVSS       X0, 8(AX)
 	VMOVSS       4(SP), X0
-	VADDSS       32(AX), X0, X0
 	VMOVSS       X0, 32(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       56(AX), X0, X0
 	VMOVSS       X0, 56(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       80(AX), X0, X0
 	VMOVSS       X0, 80(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       104(AX), X0, X0
 	VMOVSS       X0, 104(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       128(AX), X0, X0
 	VMOVSS       X0, 128(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       152(AX), X0, X0
 	VMOVSS       X0, 152(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       176(AX), X0, X0
 	VMOVSS       X0, 176(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       200(AX), X0, X0
 	VMOVSS       X0, 200(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       224(AX), X0, X0
 	VMOVSS       X0, 224(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       248(AX), X0, X0
 	VMOVSS       X0, 248(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       272(AX), X0, X0
 	VMOVSS       X0, 272(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       296(AX), X0, X0
 	VMOVSS       X0, 296(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       320(AX), X0, X0
 	VMOVSS       X0, 320(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       344(AX), X0, X0
 	VMOVSS       X0, 344(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       368(AX), X0, X0
 	VMOVSS       X0, 368(AX)
 	VMOVUPS      Y6, (SP)
 	VMOVUPS      Y7, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       12(AX), X0, X0
 	VMOVSS       X0, 12(AX)
 	VMOVSS       4(SP), X0
-	VADDSS       36(AX), X0, X0
 	VMOVSS       X0, 36(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       60(AX), X0, X0
 	VMOVSS       X0, 60(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       84(AX), X0, X0
 	VMOVSS       X0, 84(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       108(AX), X0, X0
 	VMOVSS       X0, 108(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       132(AX), X0, X0
 	VMOVSS       X0, 132(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       156(AX), X0, X0
 	VMOVSS       X0, 156(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       180(AX), X0, X0
 	VMOVSS       X0, 180(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       204(AX), X0, X0
 	VMOVSS       X0, 204(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       228(AX), X0, X0
 	VMOVSS       X0, 228(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       252(AX), X0, X0
 	VMOVSS       X0, 252(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       276(AX), X0, X0
 	VMOVSS       X0, 276(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       300(AX), X0, X0
 	VMOVSS       X0, 300(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       324(AX), X0, X0
 	VMOVSS       X0, 324(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       348(AX), X0, X0
 	VMOVSS       X0, 348(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       372(AX), X0, X0
 	VMOVSS       X0, 372(AX)
 	VMOVUPS      Y8, (SP)
 	VMOVUPS      Y9, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       16(AX), X0, X0
 	VMOVSS       X0, 16(AX)
 	VMOVSS       4(SP), X0
-	VADDSS       40(AX), X0, X0
 	VMOVSS       X0, 40(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       64(AX), X0, X0
 	VMOVSS       X0, 64(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       88(AX), X0, X0
 	VMOVSS       X0, 88(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       112(AX), X0, X0
 	VMOVSS       X0, 112(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       136(AX), X0, X0
 	VMOVSS       X0, 136(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       160(AX), X0, X0
 	VMOVSS       X0, 160(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       184(AX), X0, X0
 	VMOVSS       X0, 184(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       208(AX), X0, X0
 	VMOVSS       X0, 208(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       232(AX), X0, X0
 	VMOVSS       X0, 232(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       256(AX), X0, X0
 	VMOVSS       X0, 256(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       280(AX), X0, X0
 	VMOVSS       X0, 280(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       304(AX), X0, X0
 	VMOVSS       X0, 304(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       328(AX), X0, X0
 	VMOVSS       X0, 328(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       352(AX), X0, X0
 	VMOVSS       X0, 352(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       376(AX), X0, X0
 	VMOVSS       X0, 376(AX)
 	VMOVUPS      Y10, (SP)
 	VMOVUPS      Y11, 32(SP)
 	VMOVSS       (SP), X0
-	VADDSS       20(AX), X0, X0
 	VMOVSS       X0, 20(AX)
 	VMOVSS       4(SP), X0
-	VADDSS       44(AX), X0, X0
 	VMOVSS       X0, 44(AX)
 	VMOVSS       8(SP), X0
-	VADDSS       68(AX), X0, X0
 	VMOVSS       X0, 68(AX)
 	VMOVSS       12(SP), X0
-	VADDSS       92(AX), X0, X0
 	VMOVSS       X0, 92(AX)
 	VMOVSS       16(SP), X0
-	VADDSS       116(AX), X0, X0
 	VMOVSS       X0, 116(AX)
 	VMOVSS       20(SP), X0
-	VADDSS       140(AX), X0, X0
 	VMOVSS       X0, 140(AX)
 	VMOVSS       24(SP), X0
-	VADDSS       164(AX), X0, X0
 	VMOVSS       X0, 164(AX)
 	VMOVSS       28(SP), X0
-	VADDSS       188(AX), X0, X0
 	VMOVSS       X0, 188(AX)
 	VMOVSS       32(SP), X0
-	VADDSS       212(AX), X0, X0
 	VMOVSS       X0, 212(AX)
 	VMOVSS       36(SP), X0
-	VADDSS       236(AX), X0, X0
 	VMOVSS       X0, 236(AX)
 	VMOVSS       40(SP), X0
-	VADDSS       260(AX), X0, X0
 	VMOVSS       X0, 260(AX)
 	VMOVSS       44(SP), X0
-	VADDSS       284(AX), X0, X0
 	VMOVSS       X0, 284(AX)
 	VMOVSS       48(SP), X0
-	VADDSS       308(AX), X0, X0
 	VMOVSS       X0, 308(AX)
 	VMOVSS       52(SP), X0
-	VADDSS       332(AX), X0, X0
 	VMOVSS       X0, 332(AX)
 	VMOVSS       56(SP), X0
-	VADDSS       356(AX), X0, X0
 	VMOVSS       X0, 356(AX)
 	VMOVSS       60(SP), X0
-	VADDSS       380(AX), X0, X0
 	VMOVSS       X0, 380(AX)
 	VZEROUPPER
 	RET
@@ -4897,17 +5022,11 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPD       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPD       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPD       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPD       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPD       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -5065,29 +5184,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -5111,13 +5218,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -5282,35 +5385,17 @@ k2:
 	ADDQ         $+48, DI
 	DECQ         R8
 	JNZ          k2
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VMASKMOVPD   32(AX), Y12, Y0
-	VADDPD       Y0, Y1, Y1
 	VMASKMOVPD   Y1, Y12, 32(AX)
-	VADDPD       48(AX), Y2, Y2
 	VMOVUPS      Y2, 48(AX)
-	VMASKMOVPD   80(AX), Y12, Y0
-	VADDPD       Y0, Y3, Y3
 	VMASKMOVPD   Y3, Y12, 80(AX)
-	VADDPD       96(AX), Y4, Y4
 	VMOVUPS      Y4, 96(AX)
-	VMASKMOVPD   128(AX), Y12, Y0
-	VADDPD       Y0, Y5, Y5
 	VMASKMOVPD   Y5, Y12, 128(AX)
-	VADDPD       144(AX), Y6, Y6
 	VMOVUPS      Y6, 144(AX)
-	VMASKMOVPD   176(AX), Y12, Y0
-	VADDPD       Y0, Y7, Y7
 	VMASKMOVPD   Y7, Y12, 176(AX)
-	VADDPD       192(AX), Y8, Y8
 	VMOVUPS      Y8, 192(AX)
-	VMASKMOVPD   224(AX), Y12, Y0
-	VADDPD       Y0, Y9, Y9
 	VMASKMOVPD   Y9, Y12, 224(AX)
-	VADDPD       240(AX), Y10, Y10
 	VMOVUPS      Y10, 240(AX)
-	VMASKMOVPD   272(AX), Y12, Y0
-	VADDPD       Y0, Y11, Y11
 	VMASKMOVPD   Y11, Y12, 272(AX)
 	ADDQ         $+48, CX
 	ADDQ         $+288, AX
@@ -5347,25 +5432,13 @@ k3:
 	ADDQ         $+48, DX
 	DECQ         BX
 	JNZ          k3
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VMASKMOVPD   32(AX), Y8, Y0
-	VADDPD       Y0, Y1, Y1
 	VMASKMOVPD   Y1, Y8, 32(AX)
-	VADDPD       48(AX), Y2, Y2
 	VMOVUPS      Y2, 48(AX)
-	VMASKMOVPD   80(AX), Y8, Y0
-	VADDPD       Y0, Y3, Y3
 	VMASKMOVPD   Y3, Y8, 80(AX)
-	VADDPD       96(AX), Y4, Y4
 	VMOVUPS      Y4, 96(AX)
-	VMASKMOVPD   128(AX), Y8, Y0
-	VADDPD       Y0, Y5, Y5
 	VMASKMOVPD   Y5, Y8, 128(AX)
-	VADDPD       144(AX), Y6, Y6
 	VMOVUPS      Y6, 144(AX)
-	VMASKMOVPD   176(AX), Y8, Y0
-	VADDPD       Y0, Y7, Y7
 	VMASKMOVPD   Y7, Y8, 176(AX)
 	VZEROUPPER
 	RET

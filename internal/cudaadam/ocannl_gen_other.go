@@ -263,6 +263,61 @@ func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 cal
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")

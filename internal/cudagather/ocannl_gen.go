@@ -496,8 +496,10 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 30 rows of 4 elements into 30 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 30 rows of 4 elements into 30 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -526,8 +528,10 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 120 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 120 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
@@ -542,8 +546,10 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 30 rows of 4 elements into 30 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 30 rows of 4 elements into 30 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -936,8 +942,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 30 rows of 4 elements into 30 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 30 rows of 4 elements into 30 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -966,8 +974,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 120 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 120 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
@@ -982,8 +992,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 30 rows of 4 elements into 30 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 30 rows of 4 elements into 30 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1051,7 +1063,6 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 
 	// zero the gradients
 	*gEmbTable = [88]float32{}
-	*gHeadW = [32]float32{}
 	*gHeadB = [4]float32{}
 
 	// train.grad = 1
@@ -1091,8 +1102,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1153,8 +1166,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1178,8 +1193,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// backprop of op 3 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@3
-	// float32 along-rows min reduction kernel, 30 rows of 4 elements into 30 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 30 rows of 4 elements into 30 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&train_cross_entropy_1_m_argmax_3[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&train_cross_entropy_1_m_argmax_3[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1236,8 +1253,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
-	// float32 across-rows add reduction kernel, 30 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 30 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -1266,6 +1285,7 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &emb_e[0][0][0])
 	} else {
+		*gHeadW = [32]float32{}
 		for i0 := range 6 {
 			for i1 := range 5 {
 				emb_eRow2 := &emb_e[i0][i1]

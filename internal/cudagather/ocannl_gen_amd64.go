@@ -31,6 +31,36 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 120 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32)
+
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32)
+
+// ocannlReduce2AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce3AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce4AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32)
+
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=30 N=4 K=8 (13x8 tile, B gathered into the frame); strides C 4,1 A 8,1 B 1,8.
 //
 //go:noescape

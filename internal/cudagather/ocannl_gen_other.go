@@ -27,6 +27,9 @@ func ocannlGemm2AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm2AVX512 called without assembly")
 }
 
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -41,6 +44,31 @@ func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called wi
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }

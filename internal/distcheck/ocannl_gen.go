@@ -2820,8 +2820,12 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
@@ -3365,8 +3369,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce0AVX512(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce0AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
@@ -3471,7 +3479,6 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// zero the gradients
 	*gNetW1 = [48]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [256]float32{}
 	*gNetB2 = [16]float32{}
 	*gNetW3 = [64]float32{}
 	*gNetB3 = [4]float32{}
@@ -3632,8 +3639,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -3651,8 +3662,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -3707,8 +3722,10 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -3729,6 +3746,7 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm1AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float32{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -3800,8 +3818,10 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -4029,8 +4049,12 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce4AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce4AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -4080,8 +4104,10 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 16 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 4 {
@@ -4579,8 +4605,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce4AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce4AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -4630,8 +4660,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 16 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 4 {
@@ -4690,7 +4722,6 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// zero the gradients
 	*gNetW1 = [48]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [256]float32{}
 	*gNetB2 = [16]float32{}
 	*gNetW3 = [64]float32{}
 	*gNetB3 = [4]float32{}
@@ -4855,8 +4886,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -4874,8 +4909,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -4930,8 +4969,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -4956,6 +4997,7 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float32{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -5027,8 +5069,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -5260,8 +5304,12 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce7AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce7AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -5311,8 +5359,10 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 6 {
@@ -5810,8 +5860,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce7AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce7AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -5861,8 +5915,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 6 {
@@ -5921,7 +5977,6 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// zero the gradients
 	*gNetW1 = [48]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [256]float32{}
 	*gNetB2 = [16]float32{}
 	*gNetW3 = [64]float32{}
 	*gNetB3 = [4]float32{}
@@ -6094,8 +6149,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -6113,8 +6172,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -6169,8 +6232,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -6203,6 +6268,7 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float32{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -6274,8 +6340,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -6545,8 +6613,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6571,8 +6641,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
@@ -6585,8 +6657,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6617,8 +6691,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7110,8 +7186,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7136,8 +7214,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
@@ -7150,8 +7230,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7182,8 +7264,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7206,9 +7290,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// zero the gradients
 	*gNetW1 = [48]float32{}
 	*gNetB1 = [16]float32{}
-	*gNetW2 = [256]float32{}
 	*gNetB2 = [16]float32{}
-	*gNetW3 = [64]float32{}
 	*gNetB3 = [4]float32{}
 
 	// train.grad = 1
@@ -7249,8 +7331,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7298,8 +7382,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7319,8 +7405,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7371,8 +7459,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -7399,6 +7489,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [64]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
@@ -7468,8 +7559,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce16AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce16AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -7496,6 +7589,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm13AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float32{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -7567,8 +7661,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce16AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce16AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -7802,8 +7898,12 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce17AVX512(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
@@ -8347,8 +8447,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce17AVX512(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
@@ -8453,7 +8557,6 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// zero the gradients
 	*gNetW1 = [48]float64{}
 	*gNetB1 = [16]float64{}
-	*gNetW2 = [256]float64{}
 	*gNetB2 = [16]float64{}
 	*gNetW3 = [64]float64{}
 	*gNetB3 = [4]float64{}
@@ -8614,8 +8717,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -8633,8 +8740,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -8689,8 +8800,10 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -8711,6 +8824,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float64{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -8782,8 +8896,10 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce20AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce20AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -9011,8 +9127,12 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce21AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce21AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -9561,8 +9681,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce21AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce21AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -9672,7 +9796,6 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// zero the gradients
 	*gNetW1 = [48]float64{}
 	*gNetB1 = [16]float64{}
-	*gNetW2 = [256]float64{}
 	*gNetB2 = [16]float64{}
 	*gNetW3 = [64]float64{}
 	*gNetB3 = [4]float64{}
@@ -9837,8 +9960,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -9856,8 +9983,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -9912,8 +10043,10 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce23AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce23AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -9938,6 +10071,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm19AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float64{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -10009,8 +10143,10 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce23AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce23AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
@@ -10242,8 +10378,12 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce24AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce24AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -10792,8 +10932,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce24AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce24AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
@@ -10903,7 +11047,6 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// zero the gradients
 	*gNetW1 = [48]float64{}
 	*gNetB1 = [16]float64{}
-	*gNetW2 = [256]float64{}
 	*gNetB2 = [16]float64{}
 	*gNetW3 = [64]float64{}
 	*gNetB3 = [4]float64{}
@@ -11076,8 +11219,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -11095,8 +11242,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
@@ -11151,8 +11302,10 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce26AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce26AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -11185,6 +11338,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm22AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float64{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -11256,8 +11410,10 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce26AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce26AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -11527,8 +11683,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce27AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce27AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -11567,8 +11725,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce28AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce28AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -11599,8 +11759,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce29AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce29AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12092,8 +12254,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce27AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce27AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12132,8 +12296,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce28AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce28AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12164,8 +12330,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce29AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce29AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12188,9 +12356,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// zero the gradients
 	*gNetW1 = [48]float64{}
 	*gNetB1 = [16]float64{}
-	*gNetW2 = [256]float64{}
 	*gNetB2 = [16]float64{}
-	*gNetW3 = [64]float64{}
 	*gNetB3 = [4]float64{}
 
 	// train.grad = 1
@@ -12231,8 +12397,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce30AVX512(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce30AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12280,8 +12448,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce30AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12301,8 +12471,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
-	// float64 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce31AVX512(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce31AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12353,8 +12525,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce32AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -12381,6 +12555,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [64]float64{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
@@ -12450,8 +12625,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce33AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce33AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -12478,6 +12655,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else if ocannlAVX2 {
 		ocannlGemm28AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [256]float64{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
@@ -12549,8 +12727,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce33AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce33AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.

@@ -166,6 +166,191 @@ func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 16 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32, x0 *float32)
+
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 24 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 32 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32)
+
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce1AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce2AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce3AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float32, x0 *float32)
+
+// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce5AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce6AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float32, x0 *float32)
+
+// ocannlReduce7AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce8AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float32, x0 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32)
+
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float32, x0 *float32)
+
+// ocannlReduce12AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float32, x0 *float32)
+
+// ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float32, x0 *float32)
+
+// ocannlReduce14AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce15AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float32, x0 *float32)
+
+// ocannlReduce16AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float32, x0 *float32)
+
+// ocannlReduce17AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce18AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce19AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce20AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float64, x0 *float64)
+
+// ocannlReduce21AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce22AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce23AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce23AVX512(c *float64, x0 *float64)
+
+// ocannlReduce24AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce24AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce25AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce25AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce26AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce26AVX512(c *float64, x0 *float64)
+
+// ocannlReduce27AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce27AVX512(c *float64, x0 *float64)
+
+// ocannlReduce28AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce28AVX512(c *float64, x0 *float64)
+
+// ocannlReduce29AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce29AVX512(c *float64, x0 *float64)
+
+// ocannlReduce30AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce30AVX512(c *float64, x0 *float64)
+
+// ocannlReduce31AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce32AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce32AVX512(c *float64, x0 *float64)
+
+// ocannlReduce33AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce33AVX512(c *float64, x0 *float64)
+
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=2 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape

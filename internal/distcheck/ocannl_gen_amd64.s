@@ -222,33 +222,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+896, AX
@@ -267,9 +253,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -479,33 +463,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+896, AX
@@ -524,9 +494,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -851,33 +819,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+896, AX
@@ -896,9 +850,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -1217,13 +1169,9 @@ k1:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
 	VZEROUPPER
 	RET
@@ -1340,33 +1288,19 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
-	VADDPS       128(AX), Z2, Z2
 	VMOVUPS      Z2, 128(AX)
-	VADDPS       192(AX), Z3, Z3
 	VMOVUPS      Z3, 192(AX)
-	VADDPS       256(AX), Z4, Z4
 	VMOVUPS      Z4, 256(AX)
-	VADDPS       320(AX), Z5, Z5
 	VMOVUPS      Z5, 320(AX)
-	VADDPS       384(AX), Z6, Z6
 	VMOVUPS      Z6, 384(AX)
-	VADDPS       448(AX), Z7, Z7
 	VMOVUPS      Z7, 448(AX)
-	VADDPS       512(AX), Z8, Z8
 	VMOVUPS      Z8, 512(AX)
-	VADDPS       576(AX), Z9, Z9
 	VMOVUPS      Z9, 576(AX)
-	VADDPS       640(AX), Z10, Z10
 	VMOVUPS      Z10, 640(AX)
-	VADDPS       704(AX), Z11, Z11
 	VMOVUPS      Z11, 704(AX)
-	VADDPS       768(AX), Z12, Z12
 	VMOVUPS      Z12, 768(AX)
-	VADDPS       832(AX), Z13, Z13
 	VMOVUPS      Z13, 832(AX)
 	ADDQ         $+56, CX
 	ADDQ         $+896, AX
@@ -1385,9 +1319,7 @@ k2:
 	ADDQ         $+64, DX
 	DECQ         BX
 	JNZ          k2
-	VADDPS       (AX), Z0, Z0
 	VMOVUPS      Z0, (AX)
-	VADDPS       64(AX), Z1, Z1
 	VMOVUPS      Z1, 64(AX)
 	VZEROUPPER
 	RET
@@ -1639,61 +1571,33 @@ k1:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPD       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPD       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPD       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPD       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPD       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPD       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPD       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPD       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPD       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPD       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPD       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPD       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+112, CX
 	ADDQ         $+1792, BX
@@ -1717,13 +1621,9 @@ k2:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2039,61 +1939,33 @@ k1:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPD       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPD       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPD       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPD       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPD       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPD       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPD       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPD       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPD       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPD       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPD       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPD       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+112, CX
 	ADDQ         $+1792, BX
@@ -2117,13 +1989,9 @@ k2:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2549,61 +2417,33 @@ k1:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPD       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPD       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPD       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPD       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPD       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPD       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPD       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPD       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPD       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPD       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPD       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPD       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+112, CX
 	ADDQ         $+1792, BX
@@ -2627,13 +2467,9 @@ k2:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3114,21 +2950,13 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3305,61 +3133,33 @@ k1:
 	ADDQ         $+128, DI
 	DECQ         R8
 	JNZ          k1
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPD       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPD       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPD       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPD       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPD       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPD       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPD       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPD       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPD       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPD       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPD       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPD       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPD       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPD       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPD       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPD       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPD       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPD       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPD       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPD       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPD       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPD       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPD       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPD       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+112, CX
 	ADDQ         $+1792, BX
@@ -3383,13 +3183,9 @@ k2:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k2
-	VADDPD       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPD       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPD       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPD       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3473,6 +3269,1603 @@ k1:
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlMap0AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap0AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap0AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap0AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap0AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap0AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	VZEROUPPER
+	RET
+
+DATA ocannlMap0AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap0AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap0AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap0AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap0AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap0AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap0AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap0AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap0AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap0AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap0AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap0AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap0AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap0AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap0AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap0AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap1AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	VMOVUPS.Z    (CX), K1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap1AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap1AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap1AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, K1, (AX)
+	VZEROUPPER
+	RET
+
+DATA ocannlMap1AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap1AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap1AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap1AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap1AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap1AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap1AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap1AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap1AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap1AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap1AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap1AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap1AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap1AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap1AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap1AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000002, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap2AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap2AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap2AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap2AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap2AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap2AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap2AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap2AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap2AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap2AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap2AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap2AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap2AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap2AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap2AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap2AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap2AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap2AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	ADDQ         $+16, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-32, CX
+	ADDQ         $-64, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	VMOVUPS      (CX), Z2
+	VMULPS       Z1, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	ADDQ         $+64, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-192, CX
+	ADDQ         $-16, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000002, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-64, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	ADDQ         $+16, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-64, CX
+	ADDQ         $-192, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-192, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	ADDQ         $+16, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-96, CX
+	ADDQ         $-320, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-320, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+16, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	ADDQ    $-448, CX
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000002, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPD       Z3, Z2, Z3
+	VADDPD       Z3, Z0, Z0
+	VMOVUPS      64(DX), Z3
+	VMULPD       Z3, Z2, Z2
+	VADDPD       Z2, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	ADDQ         $-64, CX
+	ADDQ         $-128, DX
+	ADDQ         $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Z2
+	VMOVUPS      (CX), Z3
+	VMULPD       Z2, Z3, Z3
+	VADDPD       Z3, Z0, Z0
+	VMOVUPS      64(CX), Z3
+	VMULPD       Z2, Z3, Z2
+	VADDPD       Z2, Z1, Z1
+	ADDQ         $+128, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	ADDQ         $-384, CX
+	ADDQ         $-32, DX
+	ADDQ         $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000002, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-128, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000004, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPD       Z3, Z2, Z3
+	VADDPD       Z3, Z0, Z0
+	VMOVUPS      64(DX), Z3
+	VMULPD       Z3, Z2, Z2
+	VADDPD       Z2, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	ADDQ         $-128, CX
+	ADDQ         $-384, DX
+	ADDQ         $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000004, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-384, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000006, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000006, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPS      (DX), Z3
+	VMULPD       Z3, Z2, Z3
+	VADDPD       Z3, Z0, Z0
+	VMOVUPS      64(DX), Z3
+	VMULPD       Z3, Z2, Z2
+	VADDPD       Z2, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+128, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	VMOVUPS      Z1, 64(AX)
+	ADDQ         $-192, CX
+	ADDQ         $-640, DX
+	ADDQ         $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce26AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-640, CX
+	ADDQ    $+128, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce27AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+32, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce28AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD (AX), Z3
+	VSUBPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD ocannlConst64<>+32(SB), Z3
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPD.Z    (CX), K1, Z5
+	VCMPPD       $0x00, Z4, Z5, K2
+	VBLENDMPD    Z1, Z0, K2, Z6
+	VMOVUPD.Z    (BX), K1, Z4
+	VCMPPD       $0x04, Z0, Z6, K2
+	VBLENDMPD    Z4, Z2, K2, Z7
+	VBLENDMPD    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPD       Z4, Z8, Z5
+	VMINPD       Z8, Z4, Z9
+	VCMPPD       $0x03, Z4, Z8, K2
+	VADDPD       Z4, Z8, Z4
+	VPORQ        Z9, Z5, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VPERMILPD    $0x55, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VBROADCASTSD (AX), Z4
+	VMINPD       Z5, Z4, Z9
+	VMINPD       Z4, Z5, Z10
+	VCMPPD       $0x03, Z5, Z4, K2
+	VADDPD       Z5, Z4, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VMOVSD       X5, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce33AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Z2
+	VADDPD  Z2, Z0, Z0
+	VMOVUPS 64(CX), Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+128, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $-896, CX
+	ADDQ    $+128, AX
 	VZEROUPPER
 	RET
 
@@ -3628,29 +5021,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -3686,21 +5067,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -3989,29 +5362,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -4047,21 +5408,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -4570,29 +5923,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -4628,21 +5969,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -5506,21 +6839,13 @@ k1:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -5673,29 +6998,17 @@ k2:
 	ADDQ         $+64, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
-	VADDPS       256(BX), Y8, Y8
 	VMOVUPS      Y8, 256(BX)
-	VADDPS       288(BX), Y9, Y9
 	VMOVUPS      Y9, 288(BX)
-	VADDPS       320(BX), Y10, Y10
 	VMOVUPS      Y10, 320(BX)
-	VADDPS       352(BX), Y11, Y11
 	VMOVUPS      Y11, 352(BX)
 	ADDQ         $+24, CX
 	ADDQ         $+384, BX
@@ -5731,21 +7044,13 @@ k3:
 	ADDQ         $+64, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Y0, Y0
 	VMOVUPS      Y0, (BX)
-	VADDPS       32(BX), Y1, Y1
 	VMOVUPS      Y1, 32(BX)
-	VADDPS       64(BX), Y2, Y2
 	VMOVUPS      Y2, 64(BX)
-	VADDPS       96(BX), Y3, Y3
 	VMOVUPS      Y3, 96(BX)
-	VADDPS       128(BX), Y4, Y4
 	VMOVUPS      Y4, 128(BX)
-	VADDPS       160(BX), Y5, Y5
 	VMOVUPS      Y5, 160(BX)
-	VADDPS       192(BX), Y6, Y6
 	VMOVUPS      Y6, 192(BX)
-	VADDPS       224(BX), Y7, Y7
 	VMOVUPS      Y7, 224(BX)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -5992,29 +7297,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -6050,21 +7343,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -6347,29 +7632,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -6405,21 +7678,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -6666,29 +7931,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -6724,21 +7977,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -7408,21 +8653,13 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -7585,29 +8822,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPD       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPD       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPD       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPD       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+48, SI
 	ADDQ         $+768, DI
@@ -7643,21 +8868,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPD       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPD       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPD       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPD       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPD       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPD       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPD       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPD       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX

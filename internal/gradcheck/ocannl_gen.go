@@ -20712,8 +20712,10 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -20751,8 +20753,10 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -20803,8 +20807,12 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce2AVX512(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -21313,8 +21321,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_scores[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -21352,8 +21362,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -21404,8 +21416,12 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce2AVX512(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -21465,8 +21481,12 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 12 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
-	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce3AVX512(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce3AVX2(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -21553,8 +21573,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 10 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -21615,8 +21637,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
-	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -21644,8 +21668,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@6
-	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&objective_att_m_argmax_6[0][0][0][0], &objective_att_scores[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&objective_att_m_argmax_6[0][0][0][0], &objective_att_scores[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22117,8 +22143,10 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22156,8 +22184,10 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22208,8 +22238,12 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce2AVX512(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -22741,8 +22775,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked
-	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&objective_att_m[0][0][0][0], &objective_att_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22780,8 +22816,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// _objective.att/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of objective.att/ex
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_att_attn_1[0][0][0][0], &objective_att_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22832,8 +22870,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// _objective.1 = compose "*" of objective.att.w_o, objective.att/ctx
-	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce2AVX512(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce2AVX2(&objective_1[0][0][i2], &pObjectiveAttWO[4*i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -22893,8 +22935,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 13 (_objective.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
-	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 3 {
+			ocannlReduce3AVX512(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 3 {
 			ocannlReduce3AVX2(&gObjectiveAttWO[4*i2], &objective_1_grad[0][0][i2], &objective_att_ctx[0][0][0][0])
 		}
@@ -22981,8 +23027,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 11 (objective.att/attn = pointwise "/." of objective.att/ex, _objective.att/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.att/attn.1.grad
-	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_att_attn_1_grad[0][0][0][0], &objective_att_attn_grad[0][0][0][0], &objective_att_ex[0][0][0][0], &objective_att_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23043,8 +23091,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
-	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&objective_att_m_grad[0][0][0][0], &objective_att_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23072,8 +23122,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@7
-	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&objective_att_m_argmax_7[0][0][0][0], &objective_att_masked[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&objective_att_m_argmax_7[0][0][0][0], &objective_att_masked[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24019,8 +24071,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	}
 
 	// _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
-	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce7AVX512(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce7AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
 		}
@@ -25495,8 +25551,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// _objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x
-	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce7AVX512(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce7AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
 		}
@@ -25919,8 +25979,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g1 =+ g * v2; g1 is objective.f2.w.grad
-	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce8AVX512(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
@@ -25987,8 +26051,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	}
 
 	// backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g2 =+ g; g2 is objective.f1.b.grad
-	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gObjectiveF1B[0], &objective_f2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gObjectiveF1B[0], &objective_f2_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -30246,8 +30312,10 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30449,8 +30517,10 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30505,8 +30575,10 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	}
 
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gObjectiveConv2d1Bias[0], &objective_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gObjectiveConv2d1Bias[0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -32360,8 +32432,10 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32641,8 +32715,10 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32699,8 +32775,10 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g2 =+ g; g2 is objective.c2.bias.grad
-	// float64 across-rows add reduction kernel, 18 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 18 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gObjectiveC2Bias[0], &objective_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&gObjectiveC2Bias[0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -32820,8 +32898,10 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	}
 
 	// backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g2 =+ g; g2 is objective.c1.bias.grad
-	// float64 across-rows add reduction kernel, 18 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 18 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gObjectiveC1Bias[0], &objective_c2_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&gObjectiveC1Bias[0], &objective_c2_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -39296,8 +39376,10 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	}
 
 	// backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
-	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gObjectiveConv2dValid1Bias[0], &objective_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&gObjectiveConv2dValid1Bias[0], &objective_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.

@@ -7,14 +7,89 @@ package gradcheck
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
 // ocannlAVX512 reports whether the AVX512 kernels below run: the CPU has the
-// instruction sets they need (AVX512F, AVX512VL) and the
+// instruction sets they need (AVX, AVX512F, AVX512VL) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
-var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX512F", "AVX512VL")
+var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 
 // ocannlAVX2 reports whether the AVX2 kernels below run: the CPU has the
 // instruction sets they need (AVX, AVX2, FMA3) and the
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
+
+// ocannlReduce0AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float64, x0 *float64)
+
+// ocannlReduce1AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float64, x0 *float64)
+
+// ocannlReduce2AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce4AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce5AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float64, x0 *float64)
+
+// ocannlReduce6AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce7AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce8AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce9AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float64, x0 *float64)
+
+// ocannlReduce10AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce11AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float64, x0 *float64)
+
+// ocannlReduce12AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 54 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce13AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float64, x0 *float64)
+
+// ocannlReduce14AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float64, x0 *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //

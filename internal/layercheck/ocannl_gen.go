@@ -1499,8 +1499,10 @@ func ocannlEmbedObjectiveLoss(ids *[4][3]int32, r *[4][3][5]float64, pTable *[50
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
-	// float64 along-rows add reduction kernel, 1 rows of 60 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 60 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&out[0], &e[0][0][0], &r[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&out[0], &e[0][0][0], &r[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1582,8 +1584,10 @@ func ocannlEmbedBackward(ids *[4][3]int32, r *[4][3][5]float64, pTable *[50]floa
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
-	// float64 along-rows add reduction kernel, 1 rows of 60 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 60 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&loss[0], &e[0][0][0], &r[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&loss[0], &e[0][0][0], &r[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2469,8 +2473,12 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce1AVX512(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
@@ -2503,8 +2511,10 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2549,8 +2559,10 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2904,8 +2916,12 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce1AVX512(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
@@ -2938,8 +2954,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2984,8 +3002,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3088,8 +3108,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3150,8 +3172,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3175,8 +3199,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3233,8 +3259,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
-	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -3253,8 +3281,12 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
-	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
 		}
@@ -3274,8 +3306,14 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
-	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
@@ -3369,8 +3407,12 @@ func ocannlEmbedCEPredict(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]flo
 	}
 
 	// _predict.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce9AVX512(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
@@ -3514,8 +3556,12 @@ func ocannlEmbedCERowsObjectiveLoss(ids *[1][3]int32, y *[1][3]int32, pEmbTable 
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 3 {
+			ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 3 {
 			ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
 		}
@@ -3890,8 +3936,12 @@ func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 3 {
+			ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 3 {
 			ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
 		}
@@ -4173,8 +4223,12 @@ func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
-	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 3 {
+			ocannlReduce8AVX512(&emb_e_grad[0][i0][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[0][i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 3 {
 			ocannlReduce8AVX2(&emb_e_grad[0][i0][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[0][i0][0])
 		}
@@ -4346,8 +4400,12 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce1AVX512(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
@@ -4380,8 +4438,10 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4426,8 +4486,10 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4781,8 +4843,12 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce1AVX512(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
@@ -4815,8 +4881,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4861,8 +4929,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4965,8 +5035,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5027,8 +5099,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5052,8 +5126,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5110,8 +5186,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
-	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -5130,8 +5208,12 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
-	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 7 {
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 7 {
 			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
 		}
@@ -5151,8 +5233,14 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
-	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
@@ -5330,8 +5418,14 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
@@ -5366,8 +5460,10 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5412,8 +5508,10 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5767,8 +5865,14 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
@@ -5803,8 +5907,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5849,8 +5955,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -5953,8 +6061,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6015,8 +6125,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6040,8 +6152,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6098,8 +6212,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
-	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6132,8 +6248,14 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
-	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
@@ -6222,8 +6344,10 @@ func ocannlEmbedCERowsPredict(ids *[1]int32, pEmbTable *[50]float64, pHeadW *[35
 	}
 
 	// _predict.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&predict_1[0][0], &pHeadW[0], &emb_e[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&predict_1[0][0], &pHeadW[0], &emb_e[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6290,8 +6414,12 @@ func ocannlEmbedCERowsPredict_rows4(ids *[4]int32, pEmbTable *[50]float64, pHead
 	}
 
 	// _predict.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			ocannlReduce9AVX512(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
@@ -6364,8 +6492,12 @@ func ocannlEmbedCERowsPredict_rows2(ids *[2]int32, pEmbTable *[50]float64, pHead
 	}
 
 	// _predict.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlReduce9AVX512(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
@@ -6522,8 +6654,14 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
@@ -6558,8 +6696,10 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6604,8 +6744,10 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -6959,8 +7101,14 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce9AVX512(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
@@ -6995,8 +7143,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
-	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7041,8 +7191,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
-	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7145,8 +7297,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
-	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7207,8 +7361,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
-	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7232,8 +7388,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -7290,8 +7448,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
-	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -7324,8 +7484,14 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
-	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
@@ -7493,8 +7659,12 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce15AVX512(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce15AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
@@ -7848,8 +8018,12 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	}
 
 	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce15AVX512(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce15AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
@@ -8110,8 +8284,12 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	}
 
 	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
-	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce16AVX512(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
 		}
@@ -8178,8 +8356,12 @@ func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64
 	}
 
 	// _predict.1 = compose "*" of head.w, head/x
-	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 3 {
+			ocannlReduce15AVX512(&predict_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 3 {
 			ocannlReduce15AVX2(&predict_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
@@ -8385,8 +8567,10 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	var objective_3 [4][5][2][3]float64
 
 	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&bn_mean_1[0], &x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&bn_mean_1[0], &x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -8445,8 +8629,10 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	}
 
 	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -8513,8 +8699,10 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	}
 
 	// objective = einsum "++" "...|... => 0" of _objective.3
-	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&out[0], &objective_3[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&out[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8794,8 +8982,10 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var objective_grad [1]float64
 
 	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&bn_mean_1[0], &x[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&bn_mean_1[0], &x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -8854,8 +9044,10 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	}
 
 	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
@@ -8927,8 +9119,10 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	}
 
 	// objective = einsum "++" "...|... => 0" of _objective.3
-	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&loss[0], &objective_3[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&loss[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -8994,8 +9188,10 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	}
 
 	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce17AVX512(&bn_shift_grad[0], &objective_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce17AVX2(&bn_shift_grad[0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
@@ -9014,8 +9210,10 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	}
 
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.

@@ -21,6 +21,691 @@ DATA ocannlConst64<>+24(SB)/8, $0x401c000000000000
 DATA ocannlConst64<>+32(SB)/8, $0x7ff0000000000000
 GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
 
+// func ocannlReduce0AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPS      64(CX), Z2
+	VMOVUPS      64(DX), Z4
+	VMULPD       Z4, Z2, Z2
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPD       Z5, Z4, Z4
+	VMOVUPS      192(CX), Z5
+	VMOVUPS      192(DX), Z6
+	VMULPD       Z6, Z5, Z5
+	VMOVUPS      256(CX), Z6
+	VMOVUPS      256(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPS      320(CX), Z6
+	VMOVUPS      320(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z2, Z2
+	VMOVUPS      384(CX), Z6
+	VMOVUPS      384(DX), Z7
+	VMULPD       Z7, Z6, Z6
+	VADDPD       Z6, Z4, Z4
+	VMOVUPD.Z    448(CX), K1, Z6
+	VMOVUPD.Z    448(DX), K1, Z7
+	VMULPD       Z7, Z6, Z6
+	VBLENDMPD    Z6, Z0, K1, Z3
+	VADDPD       Z3, Z5, Z5
+	VADDPD       Z2, Z1, Z0
+	VADDPD       Z5, Z4, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+56, AX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+56, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD (AX), Z3
+	VSUBPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD ocannlConst64<>+32(SB), Z3
+	MOVL         $0x0000007f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x0000000c, SI
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPD.Z    (CX), K1, Z5
+	VCMPPD       $0x00, Z4, Z5, K2
+	VBLENDMPD    Z1, Z0, K2, Z6
+	VMOVUPD.Z    (BX), K1, Z4
+	VCMPPD       $0x04, Z0, Z6, K2
+	VBLENDMPD    Z4, Z2, K2, Z7
+	VBLENDMPD    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPD       Z4, Z8, Z5
+	VMINPD       Z8, Z4, Z9
+	VCMPPD       $0x03, Z4, Z8, K2
+	VADDPD       Z4, Z8, Z4
+	VPORQ        Z9, Z5, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VPERMILPD    $0x55, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VBROADCASTSD (AX), Z4
+	VMINPD       Z5, Z4, Z9
+	VMINPD       Z4, Z5, Z10
+	VCMPPD       $0x03, Z5, Z4, K2
+	VADDPD       Z5, Z4, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VMOVSD       X5, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+56, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+56, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000007, BX
+
+row1:
+	VBROADCASTSD (DX), Z2
+	VMOVUPD.Z    (CX), K1, Z3
+	VMULPD       Z2, Z3, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+40, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000007, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+40, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPD.Z  (CX), K1, Z1
+	VBLENDMPD  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPD     Z1, Z2, Z3
+	VMAXPD     Z2, Z1, Z4
+	VCMPPD     $0x03, Z1, Z2, K2
+	VADDPD     Z1, Z2, Z1
+	VPANDQ     Z4, Z3, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VPERMILPD  $0x55, Z3, Z1
+	VMAXPD     Z1, Z3, Z4
+	VMAXPD     Z3, Z1, Z5
+	VCMPPD     $0x03, Z1, Z3, K2
+	VADDPD     Z1, Z3, Z1
+	VPANDQ     Z5, Z4, Z3
+	VBLENDMPD  Z1, Z3, K2, Z3
+	VMOVSD     X3, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+56, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z3
+	VADDPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPD       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z3
+	VADDPD       Z3, Z1, Z1
+	VBROADCASTSD (AX), Z3
+	VSUBPD       Z1, Z3, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD ocannlConst64<>+32(SB), Z3
+	MOVL         $0x0000007f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000006, SI
+
+row1:
+	VBROADCASTSD (DX), Z4
+	VMOVUPD.Z    (CX), K1, Z5
+	VCMPPD       $0x00, Z4, Z5, K2
+	VBLENDMPD    Z1, Z0, K2, Z6
+	VMOVUPD.Z    (BX), K1, Z4
+	VCMPPD       $0x04, Z0, Z6, K2
+	VBLENDMPD    Z4, Z2, K2, Z7
+	VBLENDMPD    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPD       Z4, Z8, Z5
+	VMINPD       Z8, Z4, Z9
+	VCMPPD       $0x03, Z4, Z8, K2
+	VADDPD       Z4, Z8, Z4
+	VPORQ        Z9, Z5, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VPERMILPD    $0x55, Z5, Z4
+	VMINPD       Z4, Z5, Z9
+	VMINPD       Z5, Z4, Z10
+	VCMPPD       $0x03, Z4, Z5, K2
+	VADDPD       Z4, Z5, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VBROADCASTSD (AX), Z4
+	VMINPD       Z5, Z4, Z9
+	VMINPD       Z4, Z5, Z10
+	VCMPPD       $0x03, Z5, Z4, K2
+	VADDPD       Z5, Z4, Z4
+	VPORQ        Z10, Z9, Z5
+	VBLENDMPD    Z4, Z5, K2, Z5
+	VMOVSD       X5, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000007f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+56, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+24, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMULPD       Z2, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	ADDQ         $+24, CX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Z0, (AX)
+	ADDQ         $-120, CX
+	ADDQ         $-256, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000028, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+24, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000002, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPD       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPD       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPD       Z4, Z2, Z2
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $-768, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000028, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VMOVUPD.Z (DX), K1, Z3
+	VMULPD    Z3, Z2, Z2
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z4, Z1, Z1
+	ADDQ      $+24, CX
+	ADDQ      $+24, DX
+	DECQ      BX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
 // func ocannlMap0AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-16

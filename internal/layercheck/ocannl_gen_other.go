@@ -24,6 +24,106 @@ func ocannlMap2AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap2AVX2 called wi
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
+}
+
+// ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
+}
+
+// ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
+}
+
+// ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")

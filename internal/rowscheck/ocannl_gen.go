@@ -3496,8 +3496,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce0AVX512(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce0AVX2(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
 		}
@@ -3530,8 +3534,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce1AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce1AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
 		}
@@ -4037,8 +4045,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce0AVX512(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce0AVX2(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
 		}
@@ -4080,8 +4092,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce1AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce1AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
 		}
@@ -4358,8 +4374,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -4420,8 +4440,10 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -4442,8 +4464,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
 		}
@@ -4513,8 +4539,10 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -7083,8 +7111,12 @@ func ocannlRows8Predict_rows8(x *[8][3]float64, pNetW1 *[18]float64, pNetB1 *[6]
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce0AVX512(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce0AVX2(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
 		}
@@ -7117,8 +7149,12 @@ func ocannlRows8Predict_rows8(x *[8][3]float64, pNetW1 *[18]float64, pNetB1 *[6]
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce1AVX512(&predict_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce1AVX2(&predict_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
 		}
@@ -7610,8 +7646,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce0AVX512(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce0AVX2(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
 		}
@@ -7644,8 +7684,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce1AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce1AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
 		}
@@ -8151,8 +8195,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce0AVX512(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce0AVX2(&net_a2_1[0][i1], &pNetW2[6*i1], &net_a1[0][0])
 		}
@@ -8194,8 +8242,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 8 rows of 5 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce1AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce1AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[5*i1], &net_a2[0][0])
 		}
@@ -8472,8 +8524,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
@@ -8534,8 +8590,10 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -8556,8 +8614,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 5 {
+			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 5 {
 			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
 		}
@@ -8627,8 +8689,10 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce5AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce5AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -11170,8 +11234,12 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce6AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce6AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -11215,8 +11283,12 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce7AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce7AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -11348,8 +11420,10 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -11816,8 +11890,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce6AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce6AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -11879,8 +11957,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce7AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce7AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -12012,8 +12094,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -12033,11 +12117,8 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	loss[0] = -train_6[0]
 
 	// zero the gradients
-	*gNetW1 = [12]float64{}
 	*gNetB1 = [4]float64{}
-	*gNetW2 = [16]float64{}
 	*gNetB2 = [4]float64{}
-	*gNetW3 = [8]float64{}
 	*gNetB3 = [2]float64{}
 
 	// train.grad = 1
@@ -12253,8 +12334,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 200 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 200 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -12277,6 +12360,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	} else if ocannlAVX2 {
 		ocannlGemm0AVX2(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
 	} else {
+		*gNetW3 = [8]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
@@ -12362,8 +12446,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&gNetB2[0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&gNetB2[0], &net_a2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -12386,6 +12472,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	} else if ocannlAVX2 {
 		ocannlGemm2AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
 	} else {
+		*gNetW2 = [16]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
@@ -12477,8 +12564,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -12499,6 +12588,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	if ocannlAVX2 {
 		ocannlGemm4AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
 	} else {
+		*gNetW1 = [12]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
@@ -12696,8 +12786,12 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce11AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce11AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -12741,8 +12835,12 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce12AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce12AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -12856,8 +12954,10 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 200 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 200 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -13319,8 +13419,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce11AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce11AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -13382,8 +13486,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce12AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce12AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -13497,8 +13605,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 200 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 200 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -13518,11 +13628,8 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	loss[0] = -train_6[0]
 
 	// zero the gradients
-	*gNetW1 = [12]float64{}
 	*gNetB1 = [4]float64{}
-	*gNetW2 = [16]float64{}
 	*gNetB2 = [4]float64{}
-	*gNetW3 = [8]float64{}
 	*gNetB3 = [2]float64{}
 
 	// train.grad = 1
@@ -13696,8 +13803,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 100 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 100 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -13720,6 +13829,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	} else if ocannlAVX2 {
 		ocannlGemm5AVX2(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
 	} else {
+		*gNetW3 = [8]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
@@ -13805,8 +13915,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&gNetB2[0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetB2[0], &net_a2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -13829,6 +13941,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	} else if ocannlAVX2 {
 		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
 	} else {
+		*gNetW2 = [16]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
@@ -13920,8 +14033,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -13942,6 +14057,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	if ocannlAVX2 {
 		ocannlGemm9AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
 	} else {
+		*gNetW1 = [12]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
@@ -14132,8 +14248,12 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce16AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce16AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -14170,8 +14290,12 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce17AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce17AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -14285,8 +14409,10 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 100 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 100 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -14734,8 +14860,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce16AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce16AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -14783,8 +14913,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce17AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce17AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -14898,8 +15032,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 100 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 100 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce18AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce18AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -14919,9 +15055,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	loss[0] = -train_6[0]
 
 	// zero the gradients
-	*gNetW1 = [12]float64{}
 	*gNetB1 = [4]float64{}
-	*gNetW2 = [16]float64{}
 	*gNetB2 = [4]float64{}
 	*gNetW3 = [8]float64{}
 	*gNetB3 = [2]float64{}
@@ -15097,8 +15231,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 50 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 50 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce19AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce19AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -15115,8 +15251,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce20AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce20AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
 		}
@@ -15185,8 +15325,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&gNetB2[0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&gNetB2[0], &net_a2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -15209,6 +15351,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	} else if ocannlAVX2 {
 		ocannlGemm10AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
 	} else {
+		*gNetW2 = [16]float64{}
 		for i0 := range 25 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
@@ -15286,8 +15429,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce21AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce21AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -15308,6 +15453,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	if ocannlAVX2 {
 		ocannlGemm12AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
 	} else {
+		*gNetW1 = [12]float64{}
 		for i0 := range 25 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
@@ -15498,8 +15644,12 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce22AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce22AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -15536,8 +15686,12 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce23AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce23AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -15651,8 +15805,10 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce24AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce24AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -16100,8 +16256,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce22AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce22AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -16149,8 +16309,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce23AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce23AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -16264,8 +16428,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce24AVX512(&train_6[0], &train_5[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce24AVX2(&train_6[0], &train_5[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -16463,8 +16629,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float64 across-rows add reduction kernel, 24 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce25AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -16481,8 +16649,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce26AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce26AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
 		}
@@ -16551,8 +16723,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce27AVX512(&gNetB2[0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce27AVX2(&gNetB2[0], &net_a2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -16569,8 +16743,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce28AVX512(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce28AVX2(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
 		}
@@ -16645,8 +16823,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce27AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce27AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -16663,8 +16843,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
-	// float64 across-rows add reduction kernel, 24 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 24 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce29AVX512(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce29AVX2(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
 		}
@@ -16859,8 +17043,12 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce30AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce30AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -16897,8 +17085,12 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce31AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce31AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -17451,8 +17643,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce30AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce30AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -17500,8 +17696,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce31AVX512(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce31AVX2(&train_log_softmax_1_x_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -17817,8 +18017,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce32AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce32AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
 		}
@@ -17887,8 +18091,10 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce33AVX512(&gNetB2[0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce33AVX2(&gNetB2[0], &net_a2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -17905,8 +18111,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce34AVX512(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce34AVX2(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
 		}
@@ -17981,8 +18191,10 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce33AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce33AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -17999,8 +18211,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
-	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce35AVX512(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce35AVX2(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
 		}
@@ -19576,8 +19792,12 @@ func ocannlSeq100Predict_rows100(x *[100][2][3]float64, pNetW1 *[12]float64, pNe
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce6AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce6AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -19621,8 +19841,12 @@ func ocannlSeq100Predict_rows100(x *[100][2][3]float64, pNetW1 *[12]float64, pNe
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 200 rows of 4 elements into 200 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce7AVX512(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce7AVX2(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -19770,8 +19994,12 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce11AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce11AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -19815,8 +20043,12 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 100 rows of 4 elements into 100 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce12AVX512(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce12AVX2(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -19957,8 +20189,12 @@ func ocannlSeq100Predict_rows25(x *[25][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce16AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce16AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -19995,8 +20231,12 @@ func ocannlSeq100Predict_rows25(x *[25][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 50 rows of 4 elements into 50 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce17AVX512(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce17AVX2(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -20137,8 +20377,12 @@ func ocannlSeq100Predict_rows12(x *[12][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce22AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce22AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -20175,8 +20419,12 @@ func ocannlSeq100Predict_rows12(x *[12][2][3]float64, pNetW1 *[12]float64, pNetB
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce23AVX512(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce23AVX2(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -20317,8 +20565,12 @@ func ocannlSeq100Predict_rows6(x *[6][2][3]float64, pNetW1 *[12]float64, pNetB1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 4 {
+			ocannlReduce30AVX512(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 4 {
 			ocannlReduce30AVX2(&net_a2_1[0][0][i2], &pNetW2[4*i2], &net_a1[0][0][0])
 		}
@@ -20355,8 +20607,12 @@ func ocannlSeq100Predict_rows6(x *[6][2][3]float64, pNetW1 *[12]float64, pNetB1 
 	}
 
 	// _predict.1 = compose "*" of net.w3, net/a2
-	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows add reduction kernel, 12 rows of 4 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 2 {
+			ocannlReduce31AVX512(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 2 {
 			ocannlReduce31AVX2(&predict_1[0][0][i2], &pNetW3[4*i2], &net_a2[0][0][0])
 		}
@@ -22026,8 +22282,10 @@ func ocannlBenchRowsTrainLoss(x *[1][32]float32, y *[1][10]float32, pNetW1 *[204
 	var train_3 [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce36AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce36AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22517,8 +22775,10 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce36AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce36AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -22682,11 +22942,8 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
-	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 
 	// train.grad = 1
@@ -22814,12 +23071,13 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
-	// float32 pointwise kernel over 10 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 10 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap24AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		net_a2Row3 := &net_a2[0]
 		for i0 := range 10 {
 			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[0][i0]
@@ -22896,12 +23154,13 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// float32 pointwise kernel over 64 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap25AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [4096]float32{}
 		net_a1Row3 := &net_a1[0]
 		for i0 := range 64 {
 			net_a2_1_gradV := net_a2_1_grad[0][i0]
@@ -22971,12 +23230,13 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
-	// float32 pointwise kernel over 64 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap26AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [2048]float32{}
 		xRow2 := &x[0]
 		for i0 := range 64 {
 			net_a1_1_gradV := net_a1_1_grad[0][i0]
@@ -23228,8 +23488,10 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23474,8 +23736,10 @@ type ocannlBenchRowsTrainLoss_rows256Part6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchRowsTrainLoss_rows256Part6) Part(j7 int) {
 	scratch := r9.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -23531,8 +23795,10 @@ type ocannlBenchRowsTrainLoss_rows256Part8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchRowsTrainLoss_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
@@ -23557,8 +23823,10 @@ type ocannlBenchRowsTrainLoss_rows256Part9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r12 *ocannlBenchRowsTrainLoss_rows256Part9) Part(j10 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24032,8 +24300,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24054,7 +24324,6 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
 	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
@@ -24126,8 +24395,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24206,8 +24477,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24234,8 +24507,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24301,8 +24576,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -24464,6 +24741,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	ocannlBenchRowsBackward_rows256Part21Records.Put(rec22)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetW1 = [2048]float32{}
+	}
 	// 8 parts of i1 on the pool.
 	rec23 := ocannlBenchRowsBackward_rows256Part22Records.Get()
 	rec23.gNetW1 = gNetW1
@@ -24774,8 +25054,10 @@ type ocannlBenchRowsBackward_rows256Part8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchRowsBackward_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -24831,8 +25113,10 @@ type ocannlBenchRowsBackward_rows256Part10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r13 *ocannlBenchRowsBackward_rows256Part10) Part(j11 int) {
 	scratch := r13.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
@@ -24857,8 +25141,10 @@ type ocannlBenchRowsBackward_rows256Part11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r14 *ocannlBenchRowsBackward_rows256Part11) Part(j12 int) {
 	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25036,8 +25322,10 @@ type ocannlBenchRowsBackward_rows256Part16 struct {
 func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j20 int) {
 	scratch, gNetB2Partial := r25.scratch, &r25.gNetB2Partial
 	gNetB2Partial[j20] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -25214,8 +25502,10 @@ type ocannlBenchRowsBackward_rows256Part21 struct {
 func (r32 *ocannlBenchRowsBackward_rows256Part21) Part(j26 int) {
 	scratch, gNetB1Partial := r32.scratch, &r32.gNetB1Partial
 	gNetB1Partial[j26] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -25465,8 +25755,10 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce44AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25498,8 +25790,10 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
@@ -25512,8 +25806,10 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce45AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce45AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -25556,8 +25852,10 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce46AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce46AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26172,8 +26470,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce44AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26205,8 +26505,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
@@ -26219,8 +26521,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce45AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce45AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26263,8 +26567,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce46AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce46AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26285,11 +26591,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
 	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [128][1]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [128][1]float32{}
@@ -26358,8 +26662,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26430,8 +26736,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26451,8 +26759,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 128 rows of 10 elements into 128 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 128 rows of 10 elements into 128 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce48AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce48AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -26518,8 +26828,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 128 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 128 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce49AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -26546,6 +26858,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	} else if ocannlAVX2 {
 		ocannlGemm28AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		for i0 := range 128 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
@@ -26726,6 +27039,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	ocannlBenchRowsBackward_rows128Part12Records.Put(rec13)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetW1 = [2048]float32{}
+	}
 	// 8 parts of i1 on the pool.
 	rec14 := ocannlBenchRowsBackward_rows128Part13Records.Get()
 	rec14.gNetW1 = gNetW1
@@ -27009,8 +27325,10 @@ type ocannlBenchRowsBackward_rows128Part7 struct {
 func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
 	scratch, gNetB2Partial := r16.scratch, &r16.gNetB2Partial
 	gNetB2Partial[j10] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -27187,8 +27505,10 @@ type ocannlBenchRowsBackward_rows128Part12 struct {
 func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j16 int) {
 	scratch, gNetB1Partial := r23.scratch, &r23.gNetB1Partial
 	gNetB1Partial[j16] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -27438,8 +27758,10 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27471,8 +27793,10 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
@@ -27485,8 +27809,10 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -27529,8 +27855,10 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce53AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce53AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28145,8 +28473,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce51AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce51AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28178,8 +28508,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
@@ -28192,8 +28524,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce52AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28236,8 +28570,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce53AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce53AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28258,11 +28594,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
 	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [64][1]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [64][1]float32{}
@@ -28331,8 +28665,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28403,8 +28739,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28424,8 +28762,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 64 rows of 10 elements into 64 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 64 rows of 10 elements into 64 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce55AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce55AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -28491,8 +28831,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 64 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 64 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce56AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -28519,6 +28861,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	} else if ocannlAVX2 {
 		ocannlGemm36AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		for i0 := range 64 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
@@ -28614,8 +28957,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce57AVX512(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce57AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -28702,8 +29047,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce57AVX512(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce57AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -28724,6 +29071,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetW1 = [2048]float32{}
+	}
 	// 8 parts of i1 on the pool.
 	rec10 := ocannlBenchRowsBackward_rows64Part9Records.Get()
 	rec10.gNetW1 = gNetW1
@@ -29343,8 +29693,10 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29376,8 +29728,10 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
@@ -29390,8 +29744,10 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29434,8 +29790,10 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce58AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce58AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -29979,8 +30337,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30012,8 +30372,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
@@ -30026,8 +30388,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30070,8 +30434,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce58AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce58AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30092,11 +30458,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
 	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [32][1]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [32][1]float32{}
@@ -30165,8 +30529,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30237,8 +30603,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30258,8 +30626,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 32 rows of 10 elements into 32 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 32 rows of 10 elements into 32 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce60AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce60AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -30325,8 +30695,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 32 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce61AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -30349,10 +30721,11 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
@@ -30448,8 +30821,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -30536,8 +30911,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -30560,10 +30937,11 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm44AVX512(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm45AVX512(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm44AVX2(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm45AVX2(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [2048]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
@@ -30660,9 +31038,9 @@ func (r10 *ocannlBenchRowsBackward_rows32Part1) Part(j3 int) {
 	gNetW2, scratch := r10.gNetW2, r10.scratch
 	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
+		ocannlGemm43AVX512(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
+		ocannlGemm43AVX2(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else {
 		for i0 := range 32 {
 			net_a1Row3 := &scratch.net_a1[i0]
@@ -30692,9 +31070,9 @@ func (r11 *ocannlBenchRowsBackward_rows32Part2) Part(j4 int) {
 	pNetW2, scratch := r11.pNetW2, r11.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm43AVX512(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
+		ocannlGemm44AVX512(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
 	} else if ocannlAVX2 {
-		ocannlGemm43AVX2(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
+		ocannlGemm44AVX2(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
@@ -30976,8 +31354,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31002,8 +31382,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap87AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31016,8 +31398,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31053,8 +31437,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce64AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce64AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31581,8 +31967,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce62AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce62AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31607,8 +31995,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap87AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31621,8 +32011,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce63AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce63AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31658,8 +32050,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce64AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce64AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31680,11 +32074,8 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
-	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 
 	// train.grad = 1
@@ -31725,8 +32116,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce65AVX512(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce65AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31774,8 +32167,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce65AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31795,8 +32190,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce66AVX512(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce66AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -31847,8 +32244,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce67AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -31871,10 +32270,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm45AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm45AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		for i0 := range 16 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
@@ -31890,9 +32290,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=16 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm46AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm46AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
@@ -31967,8 +32367,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -31991,10 +32393,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=64 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm47AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm48AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm47AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm48AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [4096]float32{}
 		for i0 := range 16 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 64 {
@@ -32080,8 +32483,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce50AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce50AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -32104,10 +32509,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm48AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm49AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm48AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm49AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [2048]float32{}
 		for i0 := range 16 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
@@ -32373,8 +32779,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce68AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce68AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32399,8 +32807,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap89AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
@@ -32413,8 +32823,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce69AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce69AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32445,8 +32857,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce70AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce70AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32973,8 +33387,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
-	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce68AVX512(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce68AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -32999,8 +33415,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap89AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33013,8 +33431,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce69AVX512(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce69AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33045,8 +33465,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce70AVX512(&train_2[0], &train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce70AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33067,11 +33489,8 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
-	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
-	*gNetW3 = [640]float32{}
 	*gNetB3 = [10]float32{}
 
 	// train.grad = 1
@@ -33112,8 +33531,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce71AVX512(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce71AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33161,8 +33582,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce71AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33182,8 +33605,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 8 rows of 10 elements into 8 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 8 rows of 10 elements into 8 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce72AVX512(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce72AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33234,8 +33659,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce73AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -33258,10 +33685,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm49AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm49AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
+		*gNetW3 = [640]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
@@ -33277,9 +33705,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm50AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm50AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -33354,8 +33782,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce74AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce74AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -33378,10 +33808,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=64 N=64 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm51AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm52AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm51AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm52AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
+		*gNetW2 = [4096]float32{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 64 {
@@ -33397,9 +33828,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm52AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm53AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm52AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm53AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -33467,8 +33898,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce74AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce74AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -33491,10 +33924,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm53AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm54AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm53AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm54AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
+		*gNetW1 = [2048]float32{}
 		for i0 := range 8 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
@@ -33748,8 +34182,10 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -33994,8 +34430,10 @@ type ocannlBenchFixedTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchFixedTrainLossPart6) Part(j7 int) {
 	scratch := r9.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34051,8 +34489,10 @@ type ocannlBenchFixedTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchFixedTrainLossPart8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
@@ -34077,8 +34517,10 @@ type ocannlBenchFixedTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r12 *ocannlBenchFixedTrainLossPart9) Part(j10 int) {
 	scratch := r12.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34552,8 +34994,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce39AVX512(&train_2[0], &scratch.train_1[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce39AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34574,7 +35018,6 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetW1 = [2048]float32{}
 	*gNetB1 = [64]float32{}
 	*gNetW2 = [4096]float32{}
 	*gNetB2 = [64]float32{}
@@ -34646,8 +35089,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34726,8 +35171,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34754,8 +35201,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -34821,8 +35270,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
-	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -34984,6 +35435,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	ocannlBenchFixedBackwardPart21Records.Put(rec22)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gNetW1 = [2048]float32{}
+	}
 	// 8 parts of i1 on the pool.
 	rec23 := ocannlBenchFixedBackwardPart22Records.Get()
 	rec23.gNetW1 = gNetW1
@@ -35294,8 +35748,10 @@ type ocannlBenchFixedBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchFixedBackwardPart8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+	} else if ocannlAVX2 {
 		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35351,8 +35807,10 @@ type ocannlBenchFixedBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r13 *ocannlBenchFixedBackwardPart10) Part(j11 int) {
 	scratch := r13.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
@@ -35377,8 +35835,10 @@ type ocannlBenchFixedBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r14 *ocannlBenchFixedBackwardPart11) Part(j12 int) {
 	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
+	} else if ocannlAVX2 {
 		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -35556,8 +36016,10 @@ type ocannlBenchFixedBackwardPart16 struct {
 func (r25 *ocannlBenchFixedBackwardPart16) Part(j20 int) {
 	scratch, gNetB2Partial := r25.scratch, &r25.gNetB2Partial
 	gNetB2Partial[j20] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
@@ -35734,8 +36196,10 @@ type ocannlBenchFixedBackwardPart21 struct {
 func (r32 *ocannlBenchFixedBackwardPart21) Part(j26 int) {
 	scratch, gNetB1Partial := r32.scratch, &r32.gNetB1Partial
 	gNetB1Partial[j26] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce43AVX512(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
+	} else if ocannlAVX2 {
 		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.

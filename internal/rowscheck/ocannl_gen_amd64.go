@@ -211,65 +211,70 @@ func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm41AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=10 N=64 K=32 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=10 N=64 K=16 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=16 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=10 N=64 K=16 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX512 runs a float32 broadcast kernel, M=64 N=64 K=16 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm47AVX512 runs a float32 broadcast kernel, M=16 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX512 runs a float32 broadcast kernel, M=64 N=32 K=16 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm48AVX512 runs a float32 broadcast kernel, M=64 N=64 K=16 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX512 runs a float32 broadcast kernel, M=10 N=64 K=8 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm49AVX512 runs a float32 broadcast kernel, M=64 N=32 K=16 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX512 runs a float32 broadcast kernel, M=8 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm50AVX512 runs a float32 broadcast kernel, M=10 N=64 K=8 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX512 runs a float32 broadcast kernel, M=64 N=64 K=8 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm51AVX512 runs a float32 broadcast kernel, M=8 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX512 runs a float32 broadcast kernel, M=8 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm52AVX512 runs a float32 broadcast kernel, M=64 N=64 K=8 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX512 runs a float32 broadcast kernel, M=64 N=32 K=8 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm53AVX512 runs a float32 broadcast kernel, M=8 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm54AVX512 runs a float32 broadcast kernel, M=64 N=32 K=8 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+//
+//go:noescape
+func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap1AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -341,17 +346,17 @@ func ocannlMap17AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
@@ -370,6 +375,11 @@ func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32, x0 *float32)
 
 // ocannlMap32AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -451,6 +461,11 @@ func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 1280 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap48AVX512(c *float32, x0 *float32)
+
 // ocannlMap50AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
@@ -530,6 +545,11 @@ func ocannlMap64AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap66AVX512 runs a float32 pointwise kernel over 640 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap66AVX512(c *float32, x0 *float32)
 
 // ocannlMap68AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
@@ -621,6 +641,16 @@ func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap87AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap87AVX512(c *float32, x0 *float32)
+
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap89AVX512(c *float32, x0 *float32)
+
 // ocannlMap90AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
@@ -630,6 +660,381 @@ func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap91AVX512(c *float32, x0 *float32)
+
+// ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce0AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce1AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce1AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce2AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce2AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce3AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 5 elements.
+//
+//go:noescape
+func ocannlReduce3AVX512(c *float64, x0 *float64)
+
+// ocannlReduce4AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce4AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce5AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce5AVX512(c *float64, x0 *float64)
+
+// ocannlReduce6AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 200 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce7AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 200 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce8AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 400 elements.
+//
+//go:noescape
+func ocannlReduce8AVX512(c *float64, x0 *float64)
+
+// ocannlReduce9AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 200 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce9AVX512(c *float64, x0 *float64)
+
+// ocannlReduce10AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 200 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float64, x0 *float64)
+
+// ocannlReduce11AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 100 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce11AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce12AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 100 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce12AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce13AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 200 elements.
+//
+//go:noescape
+func ocannlReduce13AVX512(c *float64, x0 *float64)
+
+// ocannlReduce14AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 100 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce14AVX512(c *float64, x0 *float64)
+
+// ocannlReduce15AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 100 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce15AVX512(c *float64, x0 *float64)
+
+// ocannlReduce16AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 50 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce17AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 50 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce18AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce18AVX512(c *float64, x0 *float64)
+
+// ocannlReduce19AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 50 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce19AVX512(c *float64, x0 *float64)
+
+// ocannlReduce20AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 50 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce21AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 50 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float64, x0 *float64)
+
+// ocannlReduce22AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce23AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce23AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce24AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+//
+//go:noescape
+func ocannlReduce24AVX512(c *float64, x0 *float64)
+
+// ocannlReduce25AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 24 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce25AVX512(c *float64, x0 *float64)
+
+// ocannlReduce26AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce27AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce27AVX512(c *float64, x0 *float64)
+
+// ocannlReduce28AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 24 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce29AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 24 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce29AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce30AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce31AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce32AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce33AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 12 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce33AVX512(c *float64, x0 *float64)
+
+// ocannlReduce34AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce34AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce35AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce35AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce36AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce37AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce37AVX512(c *float32, x0 *float32)
+
+// ocannlReduce38AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce38AVX512(c *float32, x0 *float32)
+
+// ocannlReduce39AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
+//
+//go:noescape
+func ocannlReduce39AVX512(c *float32, x0 *float32)
+
+// ocannlReduce40AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce40AVX512(c *float32, x0 *float32)
+
+// ocannlReduce41AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce42AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce42AVX512(c *float32, x0 *float32)
+
+// ocannlReduce43AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce43AVX512(c *float32, x0 *float32)
+
+// ocannlReduce44AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce44AVX512(c *float32, x0 *float32)
+
+// ocannlReduce45AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce45AVX512(c *float32, x0 *float32)
+
+// ocannlReduce46AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1280 elements.
+//
+//go:noescape
+func ocannlReduce46AVX512(c *float32, x0 *float32)
+
+// ocannlReduce47AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce47AVX512(c *float32, x0 *float32)
+
+// ocannlReduce48AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 128 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce49AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce49AVX512(c *float32, x0 *float32)
+
+// ocannlReduce50AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce50AVX512(c *float32, x0 *float32)
+
+// ocannlReduce51AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce51AVX512(c *float32, x0 *float32)
+
+// ocannlReduce52AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce52AVX512(c *float32, x0 *float32)
+
+// ocannlReduce53AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 640 elements.
+//
+//go:noescape
+func ocannlReduce53AVX512(c *float32, x0 *float32)
+
+// ocannlReduce54AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce54AVX512(c *float32, x0 *float32)
+
+// ocannlReduce55AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 64 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce56AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce56AVX512(c *float32, x0 *float32)
+
+// ocannlReduce57AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce57AVX512(c *float32, x0 *float32)
+
+// ocannlReduce58AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+//
+//go:noescape
+func ocannlReduce58AVX512(c *float32, x0 *float32)
+
+// ocannlReduce59AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce59AVX512(c *float32, x0 *float32)
+
+// ocannlReduce60AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce61AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce61AVX512(c *float32, x0 *float32)
+
+// ocannlReduce62AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce62AVX512(c *float32, x0 *float32)
+
+// ocannlReduce63AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce63AVX512(c *float32, x0 *float32)
+
+// ocannlReduce64AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+//
+//go:noescape
+func ocannlReduce64AVX512(c *float32, x0 *float32)
+
+// ocannlReduce65AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce65AVX512(c *float32, x0 *float32)
+
+// ocannlReduce66AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce67AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce67AVX512(c *float32, x0 *float32)
+
+// ocannlReduce68AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce68AVX512(c *float32, x0 *float32)
+
+// ocannlReduce69AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce69AVX512(c *float32, x0 *float32)
+
+// ocannlReduce70AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 80 elements.
+//
+//go:noescape
+func ocannlReduce70AVX512(c *float32, x0 *float32)
+
+// ocannlReduce71AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce71AVX512(c *float32, x0 *float32)
+
+// ocannlReduce72AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce73AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce73AVX512(c *float32, x0 *float32)
+
+// ocannlReduce74AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce74AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float64 broadcast kernel, M=2 N=4 K=200 (6x8 tile); strides C 4,1 A 1,2 B 4,1.
 //
@@ -841,65 +1246,70 @@ func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm41AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=10 N=64 K=32 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=10 N=64 K=16 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=16 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=10 N=64 K=16 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX2 runs a float32 broadcast kernel, M=64 N=64 K=16 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm47AVX2 runs a float32 broadcast kernel, M=16 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX2 runs a float32 broadcast kernel, M=64 N=32 K=16 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm48AVX2 runs a float32 broadcast kernel, M=64 N=64 K=16 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX2 runs a float32 broadcast kernel, M=10 N=64 K=8 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm49AVX2 runs a float32 broadcast kernel, M=64 N=32 K=16 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
 //
 //go:noescape
 func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX2 runs a float32 broadcast kernel, M=8 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm50AVX2 runs a float32 broadcast kernel, M=10 N=64 K=8 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX2 runs a float32 broadcast kernel, M=64 N=64 K=8 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm51AVX2 runs a float32 broadcast kernel, M=8 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX2 runs a float32 broadcast kernel, M=8 N=64 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm52AVX2 runs a float32 broadcast kernel, M=64 N=64 K=8 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX2 runs a float32 broadcast kernel, M=64 N=32 K=8 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm53AVX2 runs a float32 broadcast kernel, M=8 N=64 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm54AVX2 runs a float32 broadcast kernel, M=64 N=32 K=8 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+//
+//go:noescape
+func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 16 elements: c = exp(x0).
 //
@@ -1021,17 +1431,17 @@ func ocannlMap22AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap23AVX2(c *float64, x0 *float64)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)

@@ -68,11 +68,7 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    32(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 32(AX)
 	VZEROUPPER
 	RET
@@ -221,17 +217,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z4
-	VADDPD       Z4, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    32(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 32(AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z2, Z2
 	VMOVUPD      Z2, K1, 64(AX)
-	VMOVUPD.Z    96(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 96(AX)
 	VZEROUPPER
 	RET
@@ -374,11 +362,7 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z2
-	VADDPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    32(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 32(AX)
 	VZEROUPPER
 	RET
@@ -519,17 +503,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z4
-	VADDPD       Z4, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    32(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 32(AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z2, Z2
 	VMOVUPD      Z2, K1, 64(AX)
-	VMOVUPD.Z    96(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 96(AX)
 	VZEROUPPER
 	RET
@@ -670,17 +646,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VMOVUPD.Z    (AX), K1, Z4
-	VADDPD       Z4, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD.Z    32(AX), K1, Z0
-	VADDPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, 32(AX)
-	VMOVUPD.Z    64(AX), K1, Z0
-	VADDPD       Z0, Z2, Z2
 	VMOVUPD      Z2, K1, 64(AX)
-	VMOVUPD.Z    96(AX), K1, Z0
-	VADDPD       Z0, Z3, Z3
 	VMOVUPD      Z3, K1, 96(AX)
 	VZEROUPPER
 	RET
@@ -2336,37 +2304,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -2931,45 +2883,25 @@ k2:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -3595,37 +3527,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -4190,45 +4106,25 @@ k2:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -4933,37 +4829,21 @@ k1:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k1
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -5101,6 +4981,105 @@ k3:
 // func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlGemm42AVX512(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	LEAQ (DX), DX
+	MOVQ $0x00000002, BX
+
+n1:
+	LEAQ   (CX), SI
+	MOVQ   AX, DI
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	VPSUBD Z16, Z16, Z16
+	VPSUBD Z17, Z17, Z17
+	VPSUBD Z18, Z18, Z18
+	VPSUBD Z19, Z19, Z19
+	MOVQ   DX, R8
+	MOVQ   $0x00000020, R9
+
+k2:
+	VMOVUPS      (R8), Z20
+	VMOVUPS      64(R8), Z21
+	VBROADCASTSS (SI), Z22
+	VFMADD231PS  Z20, Z22, Z0
+	VFMADD231PS  Z21, Z22, Z1
+	VBROADCASTSS 4(SI), Z22
+	VFMADD231PS  Z20, Z22, Z2
+	VFMADD231PS  Z21, Z22, Z3
+	VBROADCASTSS 8(SI), Z22
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS 12(SI), Z22
+	VFMADD231PS  Z20, Z22, Z6
+	VFMADD231PS  Z21, Z22, Z7
+	VBROADCASTSS 16(SI), Z22
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS 20(SI), Z22
+	VFMADD231PS  Z20, Z22, Z10
+	VFMADD231PS  Z21, Z22, Z11
+	VBROADCASTSS 24(SI), Z22
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS 28(SI), Z22
+	VFMADD231PS  Z20, Z22, Z14
+	VFMADD231PS  Z21, Z22, Z15
+	VBROADCASTSS 32(SI), Z22
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	VBROADCASTSS 36(SI), Z22
+	VFMADD231PS  Z20, Z22, Z18
+	VFMADD231PS  Z21, Z22, Z19
+	ADDQ         $+40, SI
+	ADDQ         $+256, R8
+	DECQ         R9
+	JNZ          k2
+	VMOVUPS      Z0, (DI)
+	VMOVUPS      Z1, 64(DI)
+	VMOVUPS      Z2, 256(DI)
+	VMOVUPS      Z3, 320(DI)
+	VMOVUPS      Z4, 512(DI)
+	VMOVUPS      Z5, 576(DI)
+	VMOVUPS      Z6, 768(DI)
+	VMOVUPS      Z7, 832(DI)
+	VMOVUPS      Z8, 1024(DI)
+	VMOVUPS      Z9, 1088(DI)
+	VMOVUPS      Z10, 1280(DI)
+	VMOVUPS      Z11, 1344(DI)
+	VMOVUPS      Z12, 1536(DI)
+	VMOVUPS      Z13, 1600(DI)
+	VMOVUPS      Z14, 1792(DI)
+	VMOVUPS      Z15, 1856(DI)
+	VMOVUPS      Z16, 2048(DI)
+	VMOVUPS      Z17, 2112(DI)
+	VMOVUPS      Z18, 2304(DI)
+	VMOVUPS      Z19, 2368(DI)
+	ADDQ         $+128, DX
+	ADDQ         $+128, AX
+	DECQ         BX
+	JNZ          n1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlGemm43AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5338,9 +5317,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm44AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5506,9 +5485,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm45AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5599,61 +5578,33 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPS       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPS       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPS       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPS       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPS       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPS       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPS       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPS       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPS       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPS       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPS       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPS       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+56, CX
 	ADDQ         $+1792, BX
@@ -5709,46 +5660,30 @@ k3:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
 	VZEROUPPER
 	RET
 
-// func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm46AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -5818,45 +5753,25 @@ k2:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -5865,9 +5780,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm47AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6019,9 +5934,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm48AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6115,61 +6030,33 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPS       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPS       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPS       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPS       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPS       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPS       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPS       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPS       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+56, SI
 	ADDQ         $+3584, DI
@@ -6225,37 +6112,21 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -6264,9 +6135,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm49AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6357,61 +6228,33 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPS       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPS       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPS       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPS       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPS       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPS       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPS       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPS       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPS       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPS       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPS       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPS       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+56, CX
 	ADDQ         $+1792, BX
@@ -6467,46 +6310,30 @@ k3:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
 	VZEROUPPER
 	RET
 
-// func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm50AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6576,45 +6403,25 @@ k2:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -6623,9 +6430,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm51AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6708,9 +6515,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm52AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -6804,61 +6611,33 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
-	VADDPS       2048(DI), Z16, Z16
 	VMOVUPS      Z16, 2048(DI)
-	VADDPS       2112(DI), Z17, Z17
 	VMOVUPS      Z17, 2112(DI)
-	VADDPS       2304(DI), Z18, Z18
 	VMOVUPS      Z18, 2304(DI)
-	VADDPS       2368(DI), Z19, Z19
 	VMOVUPS      Z19, 2368(DI)
-	VADDPS       2560(DI), Z20, Z20
 	VMOVUPS      Z20, 2560(DI)
-	VADDPS       2624(DI), Z21, Z21
 	VMOVUPS      Z21, 2624(DI)
-	VADDPS       2816(DI), Z22, Z22
 	VMOVUPS      Z22, 2816(DI)
-	VADDPS       2880(DI), Z23, Z23
 	VMOVUPS      Z23, 2880(DI)
-	VADDPS       3072(DI), Z24, Z24
 	VMOVUPS      Z24, 3072(DI)
-	VADDPS       3136(DI), Z25, Z25
 	VMOVUPS      Z25, 3136(DI)
-	VADDPS       3328(DI), Z26, Z26
 	VMOVUPS      Z26, 3328(DI)
-	VADDPS       3392(DI), Z27, Z27
 	VMOVUPS      Z27, 3392(DI)
 	ADDQ         $+56, SI
 	ADDQ         $+3584, DI
@@ -6914,37 +6693,21 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Z0, Z0
 	VMOVUPS      Z0, (DI)
-	VADDPS       64(DI), Z1, Z1
 	VMOVUPS      Z1, 64(DI)
-	VADDPS       256(DI), Z2, Z2
 	VMOVUPS      Z2, 256(DI)
-	VADDPS       320(DI), Z3, Z3
 	VMOVUPS      Z3, 320(DI)
-	VADDPS       512(DI), Z4, Z4
 	VMOVUPS      Z4, 512(DI)
-	VADDPS       576(DI), Z5, Z5
 	VMOVUPS      Z5, 576(DI)
-	VADDPS       768(DI), Z6, Z6
 	VMOVUPS      Z6, 768(DI)
-	VADDPS       832(DI), Z7, Z7
 	VMOVUPS      Z7, 832(DI)
-	VADDPS       1024(DI), Z8, Z8
 	VMOVUPS      Z8, 1024(DI)
-	VADDPS       1088(DI), Z9, Z9
 	VMOVUPS      Z9, 1088(DI)
-	VADDPS       1280(DI), Z10, Z10
 	VMOVUPS      Z10, 1280(DI)
-	VADDPS       1344(DI), Z11, Z11
 	VMOVUPS      Z11, 1344(DI)
-	VADDPS       1536(DI), Z12, Z12
 	VMOVUPS      Z12, 1536(DI)
-	VADDPS       1600(DI), Z13, Z13
 	VMOVUPS      Z13, 1600(DI)
-	VADDPS       1792(DI), Z14, Z14
 	VMOVUPS      Z14, 1792(DI)
-	VADDPS       1856(DI), Z15, Z15
 	VMOVUPS      Z15, 1856(DI)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -6953,9 +6716,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm53AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7038,9 +6801,9 @@ k2:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
+// func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlGemm53AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm54AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -7131,61 +6894,33 @@ k2:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k2
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
-	VADDPS       1024(BX), Z16, Z16
 	VMOVUPS      Z16, 1024(BX)
-	VADDPS       1088(BX), Z17, Z17
 	VMOVUPS      Z17, 1088(BX)
-	VADDPS       1152(BX), Z18, Z18
 	VMOVUPS      Z18, 1152(BX)
-	VADDPS       1216(BX), Z19, Z19
 	VMOVUPS      Z19, 1216(BX)
-	VADDPS       1280(BX), Z20, Z20
 	VMOVUPS      Z20, 1280(BX)
-	VADDPS       1344(BX), Z21, Z21
 	VMOVUPS      Z21, 1344(BX)
-	VADDPS       1408(BX), Z22, Z22
 	VMOVUPS      Z22, 1408(BX)
-	VADDPS       1472(BX), Z23, Z23
 	VMOVUPS      Z23, 1472(BX)
-	VADDPS       1536(BX), Z24, Z24
 	VMOVUPS      Z24, 1536(BX)
-	VADDPS       1600(BX), Z25, Z25
 	VMOVUPS      Z25, 1600(BX)
-	VADDPS       1664(BX), Z26, Z26
 	VMOVUPS      Z26, 1664(BX)
-	VADDPS       1728(BX), Z27, Z27
 	VMOVUPS      Z27, 1728(BX)
 	ADDQ         $+56, CX
 	ADDQ         $+1792, BX
@@ -7241,37 +6976,21 @@ k3:
 	ADDQ         $+128, SI
 	DECQ         DI
 	JNZ          k3
-	VADDPS       (BX), Z0, Z0
 	VMOVUPS      Z0, (BX)
-	VADDPS       64(BX), Z1, Z1
 	VMOVUPS      Z1, 64(BX)
-	VADDPS       128(BX), Z2, Z2
 	VMOVUPS      Z2, 128(BX)
-	VADDPS       192(BX), Z3, Z3
 	VMOVUPS      Z3, 192(BX)
-	VADDPS       256(BX), Z4, Z4
 	VMOVUPS      Z4, 256(BX)
-	VADDPS       320(BX), Z5, Z5
 	VMOVUPS      Z5, 320(BX)
-	VADDPS       384(BX), Z6, Z6
 	VMOVUPS      Z6, 384(BX)
-	VADDPS       448(BX), Z7, Z7
 	VMOVUPS      Z7, 448(BX)
-	VADDPS       512(BX), Z8, Z8
 	VMOVUPS      Z8, 512(BX)
-	VADDPS       576(BX), Z9, Z9
 	VMOVUPS      Z9, 576(BX)
-	VADDPS       640(BX), Z10, Z10
 	VMOVUPS      Z10, 640(BX)
-	VADDPS       704(BX), Z11, Z11
 	VMOVUPS      Z11, 704(BX)
-	VADDPS       768(BX), Z12, Z12
 	VMOVUPS      Z12, 768(BX)
-	VADDPS       832(BX), Z13, Z13
 	VMOVUPS      Z13, 832(BX)
-	VADDPS       896(BX), Z14, Z14
 	VMOVUPS      Z14, 896(BX)
-	VADDPS       960(BX), Z15, Z15
 	VMOVUPS      Z15, 960(BX)
 	ADDQ         $+128, DX
 	ADDQ         $+128, AX
@@ -7608,18 +7327,17 @@ TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x0000000a, BX
 
 row1:
-	VBROADCASTSS (CX), Z0
+	VBROADCASTSS (CX), Z1
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
@@ -7639,18 +7357,17 @@ TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Z0
+	VBROADCASTSS (CX), Z1
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
@@ -7670,18 +7387,17 @@ TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Z0
+	VBROADCASTSS (CX), Z1
 	MOVQ         $0x00000002, SI
 
 e2:
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z1
-	VMOVUPS (AX), Z2
-	VADDPS  Z2, Z1, Z2
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
@@ -7772,6 +7488,181 @@ row1:
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap30AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap30AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap30AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap30AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap30AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap30AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap30AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap30AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap30AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap30AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap30AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap30AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap30AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap30AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap30AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap30AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap30AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap30AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap30AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap30AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap30AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap30AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -8159,6 +8050,181 @@ row1:
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap48AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap48AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap48AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap48AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap48AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap48AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap48AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap48AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap48AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap48AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap48AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap48AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap48AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap48AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap48AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap48AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap48AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap48AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap48AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap48AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap48AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap48AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -8552,6 +8618,181 @@ row1:
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap66AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000028, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap66AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap66AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap66AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap66AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap66AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap66AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap66AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap66AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap66AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap66AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap66AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap66AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap66AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap66AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap66AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap66AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap66AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap66AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap66AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap66AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap66AVX512Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
@@ -8991,6 +9232,356 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap87AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x0000000a, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap87AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap87AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap87AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap87AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap87AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap87AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap87AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap87AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap87AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap87AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap87AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap87AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap87AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap87AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap87AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap87AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap87AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap87AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap87AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap87AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap87AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap89AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000005, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap89AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap89AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap89AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap89AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap89AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap89AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap89AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap89AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap89AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap89AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap89AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap89AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap89AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap89AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap89AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap89AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap89AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap89AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap89AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap89AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap89AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
@@ -9038,6 +9629,2565 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlReduce0AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce1AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+16, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000001f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+40, CX
+	ADDQ         $+48, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+48, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x000000c8, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x000000c8, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x0000000b, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPD       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPD       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $-3072, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x000000c8, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x000000c8, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000064, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000064, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce13AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000005, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPD       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPD       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VMOVUPS      (CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $-1536, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000064, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000064, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000032, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000032, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce18AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPS      (CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMOVUPS      192(CX), Z4
+	ADDQ         $+256, CX
+	MOVQ         $0x00000002, DX
+
+grp1:
+	VMOVUPS      (CX), Z5
+	VADDPD       Z5, Z1, Z1
+	VMOVUPS      64(CX), Z5
+	VADDPD       Z5, Z2, Z2
+	VMOVUPS      128(CX), Z5
+	VADDPD       Z5, Z3, Z3
+	VMOVUPS      192(CX), Z5
+	VADDPD       Z5, Z4, Z4
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VMOVUPD.Z    (CX), K1, Z5
+	VBLENDMPD    Z5, Z0, K1, Z6
+	VADDPD       Z6, Z1, Z1
+	VADDPD       Z2, Z1, Z0
+	VADDPD       Z4, Z3, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $-768, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000032, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000032, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+16, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce21AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000032, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000018, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000018, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce24AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VADDPD       Z4, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000003, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000018, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+16, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000018, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+16, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce27AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000018, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000018, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000018, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+24, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VMOVUPD.Z    (CX), K1, Z1
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z2, Z1, Z1
+	VBLENDMPD    Z1, Z0, K1, Z3
+	VSHUFF64X2   $0x4e, Z3, Z3, Z1
+	VADDPD       Z1, Z3, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VPERMILPD    $0x55, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VBROADCASTSD ocannlConst64<>+0(SB), Z2
+	VADDPD       Z1, Z2, Z1
+	VMOVSD       X1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+16, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce33AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VBLENDMPD Z2, Z0, K1, Z3
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce35AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, BX
+	KMOVW        BX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	VBROADCASTSD (CX), Z2
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z3, Z2, Z2
+	VBLENDMPD    Z2, Z0, K1, Z4
+	VADDPD       Z4, Z1, Z1
+	ADDQ         $+32, CX
+	ADDQ         $+24, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPD      Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce37AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce38AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce39AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000027, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-10240, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce42AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-7936, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce44AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce45AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000013, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-5120, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce47AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce49AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-3840, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce51AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce52AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000009, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-2560, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce54AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce54AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce55AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce56AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce56AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce57AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce57AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-16128, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce58AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce58AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	MOVQ         $0x00000004, DX
+
+grp1:
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1280, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce59AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce59AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce60AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce60AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce61AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce61AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce62AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce62AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce63AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce63AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce64AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce64AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	VMOVUPS      (CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce65AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce65AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce66AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce67AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce67AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce68AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce68AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z  (CX), K1, Z1
+	VBLENDMPS  Z1, Z0, K1, Z2
+	VSHUFF64X2 $0x4e, Z2, Z2, Z1
+	VMAXPS     Z1, Z2, Z3
+	VMAXPS     Z2, Z1, Z4
+	VCMPPS     $0x03, Z1, Z2, K2
+	VADDPS     Z1, Z2, Z1
+	VPANDD     Z4, Z3, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VSHUFF64X2 $0xb1, Z3, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0x4e, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VPERMILPS  $0xb1, Z3, Z1
+	VMAXPS     Z1, Z3, Z4
+	VMAXPS     Z3, Z1, Z5
+	VCMPPS     $0x03, Z1, Z3, K2
+	VADDPS     Z1, Z3, Z1
+	VPANDD     Z5, Z4, Z3
+	VBLENDMPS  Z1, Z3, K2, Z3
+	VMOVSS     X3, (AX)
+	ADDQ       $+4, AX
+	ADDQ       $+40, CX
+	DECQ       DX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce69AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce69AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z3
+	VADDPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce70AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce70AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      256(CX), Z4
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce71AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce71AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z    (CX), K1, Z1
+	VBLENDMPS    Z1, Z0, K1, Z2
+	VSHUFF64X2   $0x4e, Z2, Z2, Z1
+	VADDPS       Z1, Z2, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (AX), Z3
+	VSUBPS       Z1, Z3, Z1
+	VMOVSS       X1, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce72AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS ocannlConst32<>+16(SB), Z3
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Z4
+	VMOVUPS.Z    (CX), K1, Z5
+	VCMPPS       $0x00, Z4, Z5, K2
+	VBLENDMPS    Z1, Z0, K2, Z6
+	VMOVUPS.Z    (BX), K1, Z4
+	VCMPPS       $0x04, Z0, Z6, K2
+	VBLENDMPS    Z4, Z2, K2, Z7
+	VBLENDMPS    Z7, Z3, K1, Z8
+	VSHUFF64X2   $0x4e, Z8, Z8, Z4
+	VMINPS       Z4, Z8, Z5
+	VMINPS       Z8, Z4, Z9
+	VCMPPS       $0x03, Z4, Z8, K2
+	VADDPS       Z4, Z8, Z4
+	VPORD        Z9, Z5, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VSHUFF64X2   $0xb1, Z5, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0x4e, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VPERMILPS    $0xb1, Z5, Z4
+	VMINPS       Z4, Z5, Z9
+	VMINPS       Z5, Z4, Z10
+	VCMPPS       $0x03, Z4, Z5, K2
+	VADDPS       Z4, Z5, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VBROADCASTSS (AX), Z4
+	VMINPS       Z5, Z4, Z9
+	VMINPS       Z4, Z5, Z10
+	VCMPPS       $0x03, Z5, Z4, K2
+	VADDPS       Z5, Z4, Z4
+	VPORD        Z10, Z9, Z5
+	VBLENDMPS    Z4, Z5, K2, Z5
+	VMOVSS       X5, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce73AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce73AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (AX), K1, Z1
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      $+40, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPS   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce74AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce74AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z1
+	VMOVUPS      128(AX), Z2
+	VMOVUPS      192(AX), Z3
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS (CX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $-1792, CX
+	ADDQ    $+256, AX
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float64, a *float64, b *float64)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24
@@ -9061,9 +12211,7 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
 	VZEROUPPER
 	RET
@@ -9166,13 +12314,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
-	VADDPD       64(AX), Y2, Y2
 	VMOVUPS      Y2, 64(AX)
-	VADDPD       96(AX), Y3, Y3
 	VMOVUPS      Y3, 96(AX)
 	VZEROUPPER
 	RET
@@ -9320,42 +12464,30 @@ k1:
 	VADDPD       Y8, Y2, Y2
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VZEROUPPER
 	RET
@@ -9383,9 +12515,7 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
 	VZEROUPPER
 	RET
@@ -9496,13 +12626,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
-	VADDPD       64(AX), Y2, Y2
 	VMOVUPS      Y2, 64(AX)
-	VADDPD       96(AX), Y3, Y3
 	VMOVUPS      Y3, 96(AX)
 	VZEROUPPER
 	RET
@@ -9651,42 +12777,30 @@ k1:
 	VADDPD       Y8, Y2, Y2
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VZEROUPPER
 	RET
@@ -9720,13 +12834,9 @@ k1:
 	ADDQ         $+32, DX
 	DECQ         BX
 	JNZ          k1
-	VADDPD       (AX), Y0, Y0
 	VMOVUPS      Y0, (AX)
-	VADDPD       32(AX), Y1, Y1
 	VMOVUPS      Y1, 32(AX)
-	VADDPD       64(AX), Y2, Y2
 	VMOVUPS      Y2, 64(AX)
-	VADDPD       96(AX), Y3, Y3
 	VMOVUPS      Y3, 96(AX)
 	VZEROUPPER
 	RET
@@ -9874,42 +12984,30 @@ k1:
 	VADDPD       Y8, Y2, Y2
 	VMOVUPS      Y0, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       (AX), X0, X0
 	VMOVSD       X0, (AX)
 	VMOVSD       8(SP), X0
-	VADDSD       24(AX), X0, X0
 	VMOVSD       X0, 24(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       48(AX), X0, X0
 	VMOVSD       X0, 48(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       72(AX), X0, X0
 	VMOVSD       X0, 72(AX)
 	VMOVUPS      Y1, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       8(AX), X0, X0
 	VMOVSD       X0, 8(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       32(AX), X0, X0
 	VMOVSD       X0, 32(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       56(AX), X0, X0
 	VMOVSD       X0, 56(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       80(AX), X0, X0
 	VMOVSD       X0, 80(AX)
 	VMOVUPS      Y2, (SP)
 	VMOVSD       (SP), X0
-	VADDSD       16(AX), X0, X0
 	VMOVSD       X0, 16(AX)
 	VMOVSD       8(SP), X0
-	VADDSD       40(AX), X0, X0
 	VMOVSD       X0, 40(AX)
 	VMOVSD       16(SP), X0
-	VADDSD       64(AX), X0, X0
 	VMOVSD       X0, 64(AX)
 	VMOVSD       24(SP), X0
-	VADDSD       88(AX), X0, X0
 	VMOVSD       X0, 88(AX)
 	VZEROUPPER
 	RET
@@ -11346,29 +14444,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -11392,13 +14478,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -12048,29 +15130,17 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -12104,21 +15174,13 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -12551,29 +15613,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -12597,13 +15647,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -13343,29 +16389,17 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -13399,21 +16433,13 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -13846,29 +16872,17 @@ k2:
 	ADDQ         $+128, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -13892,13 +16906,9 @@ k3:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -14177,6 +17187,118 @@ TEXT ·ocannlGemm42AVX2(SB), NOSPLIT, $0-24
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	LEAQ (DX), DX
+	MOVQ $0x00000004, BX
+
+n1:
+	LEAQ   (CX), SI
+	MOVQ   AX, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   SI, R8
+	MOVQ   DX, R9
+	MOVQ   $0x00000020, R10
+
+k2:
+	VMOVUPS      (R9), Y12
+	VMOVUPS      32(R9), Y13
+	VBROADCASTSS (R8), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS 4(R8), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS 8(R8), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS 12(R8), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 16(R8), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(R8), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $+40, R8
+	ADDQ         $+256, R9
+	DECQ         R10
+	JNZ          k2
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, 256(DI)
+	VMOVUPS      Y3, 288(DI)
+	VMOVUPS      Y4, 512(DI)
+	VMOVUPS      Y5, 544(DI)
+	VMOVUPS      Y6, 768(DI)
+	VMOVUPS      Y7, 800(DI)
+	VMOVUPS      Y8, 1024(DI)
+	VMOVUPS      Y9, 1056(DI)
+	VMOVUPS      Y10, 1280(DI)
+	VMOVUPS      Y11, 1312(DI)
+	ADDQ         $+24, SI
+	ADDQ         $+1536, DI
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         DX, R8
+	MOVQ         $0x00000020, R9
+
+k3:
+	VMOVUPS      (R8), Y8
+	VMOVUPS      32(R8), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS 4(SI), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 8(SI), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(SI), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         $+40, SI
+	ADDQ         $+256, R8
+	DECQ         R9
+	JNZ          k3
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, 256(DI)
+	VMOVUPS      Y3, 288(DI)
+	VMOVUPS      Y4, 512(DI)
+	VMOVUPS      Y5, 544(DI)
+	VMOVUPS      Y6, 768(DI)
+	VMOVUPS      Y7, 800(DI)
+	ADDQ         $+64, DX
+	ADDQ         $+64, AX
+	DECQ         BX
+	JNZ          n1
+	VZEROUPPER
+	RET
+
+// func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm43AVX2(SB), NOSPLIT, $0-24
+	MOVQ c+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	LEAQ (DX), DX
 	MOVQ $0x00000002, BX
 
 n1:
@@ -14307,9 +17429,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm44AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14410,9 +17532,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm45AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14466,29 +17588,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -14524,21 +17634,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -14547,9 +17649,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm46AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14600,29 +17702,17 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -14656,21 +17746,13 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -14679,9 +17761,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm47AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14796,9 +17878,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm48AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14852,29 +17934,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -14910,21 +17980,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -14933,9 +17995,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm49AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -14989,29 +18051,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -15047,21 +18097,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -15070,9 +18112,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm50AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -15123,29 +18165,17 @@ k2:
 	ADDQ         $+256, R9
 	DECQ         R10
 	JNZ          k2
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -15179,21 +18209,13 @@ k3:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -15202,9 +18224,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm51AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -15300,9 +18322,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm52AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -15356,29 +18378,17 @@ k3:
 	ADDQ         $+256, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
-	VADDPS       1024(DI), Y8, Y8
 	VMOVUPS      Y8, 1024(DI)
-	VADDPS       1056(DI), Y9, Y9
 	VMOVUPS      Y9, 1056(DI)
-	VADDPS       1280(DI), Y10, Y10
 	VMOVUPS      Y10, 1280(DI)
-	VADDPS       1312(DI), Y11, Y11
 	VMOVUPS      Y11, 1312(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+1536, DI
@@ -15414,21 +18424,13 @@ k4:
 	ADDQ         $+256, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       256(DI), Y2, Y2
 	VMOVUPS      Y2, 256(DI)
-	VADDPS       288(DI), Y3, Y3
 	VMOVUPS      Y3, 288(DI)
-	VADDPS       512(DI), Y4, Y4
 	VMOVUPS      Y4, 512(DI)
-	VADDPS       544(DI), Y5, Y5
 	VMOVUPS      Y5, 544(DI)
-	VADDPS       768(DI), Y6, Y6
 	VMOVUPS      Y6, 768(DI)
-	VADDPS       800(DI), Y7, Y7
 	VMOVUPS      Y7, 800(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -15437,9 +18439,9 @@ k4:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm53AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -15535,9 +18537,9 @@ k3:
 	VZEROUPPER
 	RET
 
-// func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
+// func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
-TEXT ·ocannlGemm53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlGemm54AVX2(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
@@ -15591,29 +18593,17 @@ k3:
 	ADDQ         $+128, R10
 	DECQ         R11
 	JNZ          k3
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
-	VADDPS       512(DI), Y8, Y8
 	VMOVUPS      Y8, 512(DI)
-	VADDPS       544(DI), Y9, Y9
 	VMOVUPS      Y9, 544(DI)
-	VADDPS       640(DI), Y10, Y10
 	VMOVUPS      Y10, 640(DI)
-	VADDPS       672(DI), Y11, Y11
 	VMOVUPS      Y11, 672(DI)
 	ADDQ         $+24, SI
 	ADDQ         $+768, DI
@@ -15649,21 +18639,13 @@ k4:
 	ADDQ         $+128, R8
 	DECQ         R9
 	JNZ          k4
-	VADDPS       (DI), Y0, Y0
 	VMOVUPS      Y0, (DI)
-	VADDPS       32(DI), Y1, Y1
 	VMOVUPS      Y1, 32(DI)
-	VADDPS       128(DI), Y2, Y2
 	VMOVUPS      Y2, 128(DI)
-	VADDPS       160(DI), Y3, Y3
 	VMOVUPS      Y3, 160(DI)
-	VADDPS       256(DI), Y4, Y4
 	VMOVUPS      Y4, 256(DI)
-	VADDPS       288(DI), Y5, Y5
 	VMOVUPS      Y5, 288(DI)
-	VADDPS       384(DI), Y6, Y6
 	VMOVUPS      Y6, 384(DI)
-	VADDPS       416(DI), Y7, Y7
 	VMOVUPS      Y7, 416(DI)
 	ADDQ         $+64, DX
 	ADDQ         $+64, AX
@@ -17481,18 +20463,17 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x0000000a, BX
 
 row1:
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000008, SI
 
 e2:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
@@ -17512,18 +20493,17 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000008, SI
 
 e2:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
@@ -17543,18 +20523,17 @@ TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Y0
+	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y1
-	VMOVUPS (AX), Y2
-	VADDPS  Y2, Y1, Y2
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX

@@ -267,6 +267,11 @@ func ocannlGemm53AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm53AVX512 called without assembly")
 }
 
+// ocannlGemm54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm54AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm54AVX512 called without assembly")
+}
+
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
@@ -357,6 +362,9 @@ func ocannlMap29AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
 }
 
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
@@ -425,6 +433,9 @@ func ocannlMap47AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
+// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
+
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
@@ -492,6 +503,9 @@ func ocannlMap64AVX512(c, x0, x1 *float32) {
 func ocannlMap65AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap65AVX512 called without assembly")
 }
+
+// ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
 
 // ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap68AVX512(c, x0, x1, x2 *float32) {
@@ -566,6 +580,12 @@ func ocannlMap85AVX512(c, x0, x1 *float32) {
 func ocannlMap86AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
 }
+
+// ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
+
+// ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap89AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX512 called without assembly") }
 
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap90AVX512(c, x0, x1 *float32) {
@@ -736,6 +756,9 @@ func ocannlGemm52AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm52AVX2 cal
 
 // ocannlGemm53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm53AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm53AVX2 called without assembly") }
+
+// ocannlGemm54AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm54AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm54AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -1028,6 +1051,381 @@ func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 cal
 
 // ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
+
+// ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
+}
+
+// ocannlReduce17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce17AVX512 called without assembly")
+}
+
+// ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
+}
+
+// ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
+// ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
+}
+
+// ocannlReduce21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce21AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce21AVX512 called without assembly")
+}
+
+// ocannlReduce22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce22AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce22AVX512 called without assembly")
+}
+
+// ocannlReduce23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce23AVX512 called without assembly")
+}
+
+// ocannlReduce24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce24AVX512 called without assembly")
+}
+
+// ocannlReduce25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce25AVX512 called without assembly")
+}
+
+// ocannlReduce26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce26AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce26AVX512 called without assembly")
+}
+
+// ocannlReduce27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce27AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce27AVX512 called without assembly")
+}
+
+// ocannlReduce28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce28AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce28AVX512 called without assembly")
+}
+
+// ocannlReduce29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce29AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce29AVX512 called without assembly")
+}
+
+// ocannlReduce30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce30AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce30AVX512 called without assembly")
+}
+
+// ocannlReduce31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce31AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce31AVX512 called without assembly")
+}
+
+// ocannlReduce32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce32AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce32AVX512 called without assembly")
+}
+
+// ocannlReduce33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce33AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce33AVX512 called without assembly")
+}
+
+// ocannlReduce34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce34AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce34AVX512 called without assembly")
+}
+
+// ocannlReduce35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce35AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce35AVX512 called without assembly")
+}
+
+// ocannlReduce36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce36AVX512 called without assembly")
+}
+
+// ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce37AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
+}
+
+// ocannlReduce38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce38AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce38AVX512 called without assembly")
+}
+
+// ocannlReduce39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce39AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce39AVX512 called without assembly")
+}
+
+// ocannlReduce40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce40AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce40AVX512 called without assembly")
+}
+
+// ocannlReduce41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce41AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce41AVX512 called without assembly")
+}
+
+// ocannlReduce42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce42AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce42AVX512 called without assembly")
+}
+
+// ocannlReduce43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce43AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce43AVX512 called without assembly")
+}
+
+// ocannlReduce44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce44AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce44AVX512 called without assembly")
+}
+
+// ocannlReduce45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce45AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce45AVX512 called without assembly")
+}
+
+// ocannlReduce46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce46AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce46AVX512 called without assembly")
+}
+
+// ocannlReduce47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce47AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce47AVX512 called without assembly")
+}
+
+// ocannlReduce48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce48AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce48AVX512 called without assembly")
+}
+
+// ocannlReduce49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce49AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce49AVX512 called without assembly")
+}
+
+// ocannlReduce50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce50AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce50AVX512 called without assembly")
+}
+
+// ocannlReduce51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce51AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce51AVX512 called without assembly")
+}
+
+// ocannlReduce52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX512 called without assembly")
+}
+
+// ocannlReduce53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce53AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce53AVX512 called without assembly")
+}
+
+// ocannlReduce54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce54AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce54AVX512 called without assembly")
+}
+
+// ocannlReduce55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce55AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce55AVX512 called without assembly")
+}
+
+// ocannlReduce56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce56AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce56AVX512 called without assembly")
+}
+
+// ocannlReduce57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce57AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce57AVX512 called without assembly")
+}
+
+// ocannlReduce58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce58AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce58AVX512 called without assembly")
+}
+
+// ocannlReduce59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce59AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce59AVX512 called without assembly")
+}
+
+// ocannlReduce60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce60AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce60AVX512 called without assembly")
+}
+
+// ocannlReduce61AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce61AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce61AVX512 called without assembly")
+}
+
+// ocannlReduce62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce62AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce62AVX512 called without assembly")
+}
+
+// ocannlReduce63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce63AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce63AVX512 called without assembly")
+}
+
+// ocannlReduce64AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce64AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce64AVX512 called without assembly")
+}
+
+// ocannlReduce65AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce65AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce65AVX512 called without assembly")
+}
+
+// ocannlReduce66AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce66AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce66AVX512 called without assembly")
+}
+
+// ocannlReduce67AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce67AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce67AVX512 called without assembly")
+}
+
+// ocannlReduce68AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce68AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce68AVX512 called without assembly")
+}
+
+// ocannlReduce69AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce69AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce69AVX512 called without assembly")
+}
+
+// ocannlReduce70AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce70AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce70AVX512 called without assembly")
+}
+
+// ocannlReduce71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce71AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce71AVX512 called without assembly")
+}
+
+// ocannlReduce72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce72AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce72AVX512 called without assembly")
+}
+
+// ocannlReduce73AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce73AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce73AVX512 called without assembly")
+}
+
+// ocannlReduce74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce74AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce74AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {

@@ -198,6 +198,22 @@ func TanhF64(x *[16][64]float64, out *[16][64]float64) { ocannlTanhF64(x, out) }
 //ocannl:expr sqrt x - recip y + recip_sqrt x - neg (sat01 y) + not x + fma x y x
 func Exact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) { ocannlExact(x, y, out) }
 
+// ExactWide chains the exactly computed primitives that the AVX-512 tier
+// evaluates itself (the others run its AVX2 kernel): sqrt, recip, neg,
+// not and sat01.
+//
+//ocannl:expr sqrt x - recip y - neg (sat01 y) + not x
+func ExactWide(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
+	ocannlExactWide(x, y, out)
+}
+
+// ExactWideF64 is ExactWide in float64.
+//
+//ocannl:expr sqrt x - recip y - neg (sat01 y) + not x
+func ExactWideF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64) {
+	ocannlExactWideF64(x, y, out)
+}
+
 // ExactF64 is Exact in float64.
 //
 //ocannl:expr sqrt x - recip y + recip_sqrt x - neg (sat01 y) + not x + fma x y x

@@ -792,8 +792,10 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
-	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&out[0], &objective_max_pool_1_y[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&out[0], &objective_max_pool_1_y[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -978,8 +980,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r
-	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 1024 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce0AVX512(&loss[0], &objective_max_pool_1_y[0][0][0][0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce0AVX2(&loss[0], &objective_max_pool_1_y[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -997,9 +1001,6 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 		}
 		loss[0] = acc2
 	}
-
-	// zero the gradients
-	*gImg = [4096]float32{}
 
 	// objective.grad = 1
 	objective_grad[0] = 1
@@ -1100,25 +1101,45 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
-	for i0 := range 2 {
-		for i1 := range 8 {
-			for i2 := range 8 {
-				for i3 := range 8 {
-					objective_max_pool_1_y_argmax_1V := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
-					objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
-					for i4 := range 2 {
-						ordinals_1Row := &ordinals_1[i4]
-						gImgRow := (*[9]float32)(gImg[2048*i0+256*i1+128*i4+16*i2+i3 : 2048*i0+256*i1+128*i4+16*i2+i3+9])
-						for i5 := range 2 {
-							var r6 float32
-							if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
-								r6 = 1
+	// the zero fill absorbed: float32 pointwise kernel over 8x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i4 := range 2 {
+					ocannlMap5AVX512(&gImg[2048*i0+256*i1+128*i4], &ordinals_1[i4][0], &objective_max_pool_1_y_argmax_1[i0][i1][0][0], &objective_max_pool_1_y_grad[i0][i1][0][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i4 := range 2 {
+					ocannlMap5AVX2(&gImg[2048*i0+256*i1+128*i4], &ordinals_1[i4][0], &objective_max_pool_1_y_argmax_1[i0][i1][0][0], &objective_max_pool_1_y_grad[i0][i1][0][0])
+				}
+			}
+		}
+	} else {
+		*gImg = [4096]float32{}
+		for i0 := range 2 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 8 {
+						objective_max_pool_1_y_argmax_1V := objective_max_pool_1_y_argmax_1[i0][i1][i2][i3]
+						objective_max_pool_1_y_gradV := objective_max_pool_1_y_grad[i0][i1][i2][i3]
+						for i4 := range 2 {
+							ordinals_1Row := &ordinals_1[i4]
+							gImgRow := (*[9]float32)(gImg[2048*i0+256*i1+128*i4+16*i2+i3 : 2048*i0+256*i1+128*i4+16*i2+i3+9])
+							for i5 := range 2 {
+								var r6 float32
+								if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
+									r6 = 1
+								}
+								r7 := float32(0)
+								if r6 != 0 {
+									r7 = objective_max_pool_1_y_gradV
+								}
+								gImgRow[8*i5] += r7
 							}
-							r7 := float32(0)
-							if r6 != 0 {
-								r7 = objective_max_pool_1_y_gradV
-							}
-							gImgRow[8*i5] += r7
 						}
 					}
 				}
@@ -1154,8 +1175,10 @@ func ocannlRowMaxObjectiveLoss(r *[16][1]float32, pX *[640]float32, out *[1]floa
 	var objective_1 [16][1]float32
 
 	// _objective.1 = einsum "@^^" "... | i => ... | 0" of x
-	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_1[0][0], &pX[0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_1[0][0], &pX[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1249,8 +1272,10 @@ func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32,
 	}
 
 	// _objective.1 = einsum "@^^" "... | i => ... | 0" of x
-	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 16 rows of 40 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce1AVX512(&objective_1[0][0], &pX[0])
+	} else if ocannlAVX2 {
 		ocannlReduce1AVX2(&objective_1[0][0], &pX[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1272,9 +1297,6 @@ func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32,
 	}
 	loss[0] = acc2
 
-	// zero the gradients
-	*gX = [640]float32{}
-
 	// objective.grad = 1
 	objective_grad[0] = 1
 
@@ -1290,8 +1312,10 @@ func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32,
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): the winners: w =@- where((v1 == t), ord, 40); w is _objective.1.argmax@0
-	// float32 along-rows min reduction kernel, 16 rows of 40 elements into 16 cells (c = c min where(eq(x0,x1),x2,40)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 16 rows of 40 elements into 16 cells (c = c min where(eq(x0,x1),x2,40)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce2AVX512(&objective_1_argmax_0[0][0], &pX[0], &objective_1[0][0], &ordinals_1[0])
+	} else if ocannlAVX2 {
 		ocannlReduce2AVX2(&objective_1_argmax_0[0][0], &pX[0], &objective_1[0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1315,12 +1339,13 @@ func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32,
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): g1 =+ where((ord == w), g, 0); g1 is x.grad
-	// float32 pointwise kernel over 16 rows of 40 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 40 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+		ocannlMap6AVX512(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+		ocannlMap6AVX2(&gX[0], &ordinals_1[0], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
 	} else {
+		*gX = [640]float32{}
 		for i0 := range 16 {
 			objective_1_argmax_0V := objective_1_argmax_0[i0][0]
 			objective_1_gradV := objective_1_grad[i0][0]
@@ -1375,8 +1400,12 @@ func ocannlTropicalObjectiveLoss(r *[6][8]float32, pA *[60]float32, pB *[80]floa
 			objective_1[j][j2] = float32(math.Inf(-1))
 		}
 	}
-	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce3AVX512(&objective_1[i0][0], &pA[10*i0], &pB[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce3AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
 		}
@@ -1413,8 +1442,10 @@ func ocannlTropicalObjectiveLoss(r *[6][8]float32, pA *[60]float32, pB *[80]floa
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&out[0], &objective_1[0][0], &r[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&out[0], &objective_1[0][0], &r[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1517,8 +1548,12 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 			objective_1[j][j2] = float32(math.Inf(-1))
 		}
 	}
-	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce3AVX512(&objective_1[i0][0], &pA[10*i0], &pB[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce3AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
 		}
@@ -1555,8 +1590,10 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
-	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce4AVX512(&loss[0], &objective_1[0][0], &r[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce4AVX2(&loss[0], &objective_1[0][0], &r[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -1596,8 +1633,12 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 10); w is _objective.1.argmax@0
-	// float32 across-rows min reduction kernel, 10 rows of 8 elements into 8 cells (c = c min where(eq(add(x0,x1),x2),x3,10)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows min reduction kernel, 10 rows of 8 elements into 8 cells (c = c min where(eq(add(x0,x1),x2),x3,10)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce5AVX512(&objective_1_argmax_0[i0][0], &pA[10*i0], &pB[0], &objective_1[i0][0], &ordinals_1[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce5AVX2(&objective_1_argmax_0[i0][0], &pA[10*i0], &pB[0], &objective_1[i0][0], &ordinals_1[0])
 		}
@@ -1680,8 +1721,12 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g1 =+ where((ord == w), g, 0); g1 is a.grad
-	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 6 {
+			ocannlReduce6AVX512(&gA[10*i0], &ordinals_1[0], &objective_1_argmax_0[i0][0], &objective_1_grad[i0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 6 {
 			ocannlReduce6AVX2(&gA[10*i0], &ordinals_1[0], &objective_1_argmax_0[i0][0], &objective_1_grad[i0][0])
 		}
@@ -1743,8 +1788,12 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): g2 =+ where((ord == w), g, 0); g2 is b.grad
-	// float32 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i2 := range 10 {
+			ocannlReduce7AVX512(&gB[8*i2], &ordinals_1[i2], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+		}
+	} else if ocannlAVX2 {
 		for i2 := range 10 {
 			ocannlReduce7AVX2(&gB[8*i2], &ordinals_1[i2], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
 		}
@@ -1830,9 +1879,9 @@ func ocannlBigPoolObjectiveLoss(r *[16][16][16][16]float32, pImg *[262144]float3
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
 	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+		ocannlMap7AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
+		ocannlMap7AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
 			for j2 := range 16 {
@@ -1899,7 +1948,7 @@ func (r2 *ocannlBigPoolObjectiveLossPart0) Part(j5 int) {
 			for i1 := range 16 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+						ocannlMap8AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -1909,7 +1958,7 @@ func (r2 *ocannlBigPoolObjectiveLossPart0) Part(j5 int) {
 			for i1 := range 16 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap7AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+						ocannlMap8AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -1953,8 +2002,10 @@ type ocannlBigPoolObjectiveLossPart1 struct {
 func (r3 *ocannlBigPoolObjectiveLossPart1) Part(j6 int) {
 	r, scratch, outPartial := r3.r, r3.scratch, &r3.outPartial
 	outPartial[j6] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&outPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&outPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2088,9 +2139,9 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
 	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+		ocannlMap7AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
+		ocannlMap7AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
 			for j2 := range 16 {
@@ -2112,18 +2163,6 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 
 	// zero the gradients
 
-	// 8 parts of the filled arrays on the pool.
-
-	rec3 := ocannlBigPoolBackwardPart2Records.Get()
-
-	rec3.gImg = gImg
-
-	region.Run(rec3, 8)
-
-	*rec3 = ocannlBigPoolBackwardPart2{}
-
-	ocannlBigPoolBackwardPart2Records.Put(rec3)
-
 	scratch.objective_grad = [1]float32{}
 
 	// objective.grad = 1
@@ -2135,15 +2174,15 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 	// float32 pointwise kernel over 65536 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
+		ocannlMap10AVX512(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
+		ocannlMap10AVX2(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else {
-		for j10 := range 16 {
-			for j11 := range 16 {
-				for j12 := range 16 {
-					for j13 := range 16 {
-						scratch.objective_max_pool_1_y_argmax_1[j10][j11][j12][j13] = 4
+		for j9 := range 16 {
+			for j10 := range 16 {
+				for j11 := range 16 {
+					for j12 := range 16 {
+						scratch.objective_max_pool_1_y_argmax_1[j9][j10][j11][j12] = 4
 					}
 				}
 			}
@@ -2161,25 +2200,28 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 		scratch.objective_max_pool_1_y_grad = [16][16][16][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlBigPoolBackwardPart3Records.Get()
-	rec4.r = r
-	rec4.scratch = scratch
+	rec3 := ocannlBigPoolBackwardPart2Records.Get()
+	rec3.r = r
+	rec3.scratch = scratch
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlBigPoolBackwardPart4Records.Get()
-	rec5.pImg = pImg
-	rec5.scratch = scratch
+	rec4 := ocannlBigPoolBackwardPart3Records.Get()
+	rec4.pImg = pImg
+	rec4.scratch = scratch
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is img.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		*gImg = [262144]float32{}
+	}
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlBigPoolBackwardPart5Records.Get()
-	rec6.gImg = gImg
-	rec6.scratch = scratch
+	rec5 := ocannlBigPoolBackwardPart4Records.Get()
+	rec5.gImg = gImg
+	rec5.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec2, rec4, rec5, rec6)
+	region.RunSeq(8, rec2, rec3, rec4, rec5)
 	// The 8 partial sums, added in part order.
 	for j7 := range 1 {
 		acc3 := float32(0)
@@ -2196,12 +2238,12 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 	rec2.r = nil
 	rec2.scratch = nil
 	ocannlBigPoolBackwardPart1Records.Put(rec2)
+	*rec3 = ocannlBigPoolBackwardPart2{}
+	ocannlBigPoolBackwardPart2Records.Put(rec3)
 	*rec4 = ocannlBigPoolBackwardPart3{}
 	ocannlBigPoolBackwardPart3Records.Put(rec4)
 	*rec5 = ocannlBigPoolBackwardPart4{}
 	ocannlBigPoolBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlBigPoolBackwardPart5{}
-	ocannlBigPoolBackwardPart5Records.Put(rec6)
 }
 
 // ocannlBigPoolBackwardScratch holds the local arrays of ocannlBigPoolBackward too large for the stack. Their
@@ -2231,7 +2273,7 @@ func (r2 *ocannlBigPoolBackwardPart0) Part(j5 int) {
 			for i1 := range 16 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+						ocannlMap8AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -2241,7 +2283,7 @@ func (r2 *ocannlBigPoolBackwardPart0) Part(j5 int) {
 			for i1 := range 16 {
 				for i4 := range 2 {
 					for i5 := range 2 {
-						ocannlMap7AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+						ocannlMap8AVX2(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
 					}
 				}
 			}
@@ -2285,8 +2327,10 @@ type ocannlBigPoolBackwardPart1 struct {
 func (r3 *ocannlBigPoolBackwardPart1) Part(j6 int) {
 	r, scratch, lossPartial := r3.r, r3.scratch, &r3.lossPartial
 	lossPartial[j6] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&lossPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&lossPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2310,15 +2354,34 @@ func (r3 *ocannlBigPoolBackwardPart1) Part(j6 int) {
 var ocannlBigPoolBackwardPart1Records rt.Records[ocannlBigPoolBackwardPart1]
 
 // ocannlBigPoolBackwardPart2 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
-// filling 1/8 of the first dim of 1 arrays (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlBigPoolBackwardPart2 struct {
-	gImg *[262144]float32
+	r       *[16][16][16][16]float32
+	scratch *ocannlBigPoolBackwardScratch
 }
 
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r4 *ocannlBigPoolBackwardPart2) Part(j8 int) {
-	gImg := r4.gImg
-	clear(gImg[32768*j8 : 32768*j8+32768])
+	r, scratch := r4.r, r4.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.objective_max_pool_1_y_grad[2*j8][0][0][0], &scratch.objective_grad[0], &r[2*j8][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&scratch.objective_max_pool_1_y_grad[2*j8][0][0][0], &scratch.objective_grad[0], &r[2*j8][0][0][0])
+	} else {
+		objective_gradV := scratch.objective_grad[0]
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i2 := range 16 {
+					rRow2 := &r[i0+2*j8][i1][i2]
+					objective_max_pool_1_y_gradRow := &scratch.objective_max_pool_1_y_grad[i0+2*j8][i1][i2]
+					for i3 := range 16 {
+						objective_max_pool_1_y_gradRow[i3] += objective_gradV * rRow2[i3]
+					}
+				}
+			}
+		}
+	}
 }
 
 // ocannlBigPoolBackwardPart2Records holds the free ocannlBigPoolBackwardPart2 records.
@@ -2327,27 +2390,70 @@ var ocannlBigPoolBackwardPart2Records rt.Records[ocannlBigPoolBackwardPart2]
 // ocannlBigPoolBackwardPart3 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlBigPoolBackwardPart3 struct {
-	r       *[16][16][16][16]float32
+	pImg    *[262144]float32
 	scratch *ocannlBigPoolBackwardScratch
 }
 
-// Part runs part j9 of the nest (0 <= j9 < 8).
-func (r5 *ocannlBigPoolBackwardPart3) Part(j9 int) {
-	r, scratch := r5.r, r5.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r9 *ocannlBigPoolBackwardPart3) Part(j13 int) {
+	pImg, scratch := r9.pImg, r9.scratch
+	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap11AVX512(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j13][i1][0][0], &pImg[16384*i0+32768*j13+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j13][i1][0][0], &scratch.ordinals_1[i4][i5])
+					}
+				}
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap11AVX2(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j13][i1][0][0], &pImg[16384*i0+32768*j13+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j13][i1][0][0], &scratch.ordinals_1[i4][i5])
+					}
+				}
+			}
+		}
 	} else {
-		objective_gradV := scratch.objective_grad[0]
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i2 := range 16 {
-					rRow2 := &r[i0+2*j9][i1][i2]
-					objective_max_pool_1_y_gradRow := &scratch.objective_max_pool_1_y_grad[i0+2*j9][i1][i2]
-					for i3 := range 16 {
-						objective_max_pool_1_y_gradRow[i3] += objective_gradV * rRow2[i3]
+					objective_max_pool_1_y_argmax_1Row := &scratch.objective_max_pool_1_y_argmax_1[i0+2*j13][i1][i2]
+					objective_max_pool_1_yRow3 := &scratch.objective_max_pool_1_y[i0+2*j13][i1][i2]
+					for i4 := range 2 {
+						pImgRow3 := (*[16]float32)(pImg[16384*i0+32768*j13+1024*i1+512*i4+32*i2 : 16384*i0+32768*j13+1024*i1+512*i4+32*i2+16])
+						objective_max_pool_1_y_1V3 := scratch.objective_max_pool_1_y_1[i4][0]
+						ordinals_1V := scratch.ordinals_1[i4][0]
+						pImgRow4 := (*[16]float32)(pImg[16384*i0+32768*j13+1024*i1+512*i4+32*i2+16 : 16384*i0+32768*j13+1024*i1+512*i4+32*i2+32])
+						objective_max_pool_1_y_1V4 := scratch.objective_max_pool_1_y_1[i4][1]
+						ordinals_1V2 := scratch.ordinals_1[i4][1]
+						for i3 := range 16 {
+							acc4 := objective_max_pool_1_y_argmax_1Row[i3]
+							var r5 float32
+							if (pImgRow3[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
+								r5 = 1
+							}
+							r6 := float32(4)
+							if r5 != 0 {
+								r6 = ordinals_1V
+							}
+							acc4 = min(acc4, r6)
+							var r7 float32
+							if (pImgRow4[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
+								r7 = 1
+							}
+							r8 := float32(4)
+							if r7 != 0 {
+								r8 = ordinals_1V2
+							}
+							acc4 = min(acc4, r8)
+							objective_max_pool_1_y_argmax_1Row[i3] = acc4
+						}
 					}
 				}
 			}
@@ -2361,21 +2467,19 @@ var ocannlBigPoolBackwardPart3Records rt.Records[ocannlBigPoolBackwardPart3]
 // ocannlBigPoolBackwardPart4 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlBigPoolBackwardPart4 struct {
-	pImg    *[262144]float32
+	gImg    *[262144]float32
 	scratch *ocannlBigPoolBackwardScratch
 }
 
 // Part runs part j14 of the nest (0 <= j14 < 8).
-func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
-	pImg, scratch := r10.pImg, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+func (r12 *ocannlBigPoolBackwardPart4) Part(j14 int) {
+	gImg, scratch := r12.gImg, r12.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16x2 rows of 16 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
-					for i5 := range 2 {
-						ocannlMap10AVX512(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &pImg[16384*i0+32768*j14+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j14][i1][0][0], &scratch.ordinals_1[i4][i5])
-					}
+					ocannlMap12AVX512(&gImg[16384*i0+32768*j14+1024*i1+512*i4], &scratch.ordinals_1[i4][0], &scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &scratch.objective_max_pool_1_y_grad[i0+2*j14][i1][0][0])
 				}
 			}
 		}
@@ -2383,47 +2487,31 @@ func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
-					for i5 := range 2 {
-						ocannlMap10AVX2(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &pImg[16384*i0+32768*j14+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j14][i1][0][0], &scratch.ordinals_1[i4][i5])
-					}
+					ocannlMap12AVX2(&gImg[16384*i0+32768*j14+1024*i1+512*i4], &scratch.ordinals_1[i4][0], &scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &scratch.objective_max_pool_1_y_grad[i0+2*j14][i1][0][0])
 				}
 			}
 		}
 	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i2 := range 16 {
-					objective_max_pool_1_y_argmax_1Row := &scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][i2]
-					objective_max_pool_1_yRow3 := &scratch.objective_max_pool_1_y[i0+2*j14][i1][i2]
-					for i4 := range 2 {
-						pImgRow3 := (*[16]float32)(pImg[16384*i0+32768*j14+1024*i1+512*i4+32*i2 : 16384*i0+32768*j14+1024*i1+512*i4+32*i2+16])
-						objective_max_pool_1_y_1V3 := scratch.objective_max_pool_1_y_1[i4][0]
-						ordinals_1V := scratch.ordinals_1[i4][0]
-						pImgRow4 := (*[16]float32)(pImg[16384*i0+32768*j14+1024*i1+512*i4+32*i2+16 : 16384*i0+32768*j14+1024*i1+512*i4+32*i2+32])
-						objective_max_pool_1_y_1V4 := scratch.objective_max_pool_1_y_1[i4][1]
-						ordinals_1V2 := scratch.ordinals_1[i4][1]
-						for i3 := range 16 {
-							acc4 := objective_max_pool_1_y_argmax_1Row[i3]
-							var r6 float32
-							if (pImgRow3[i3] + objective_max_pool_1_y_1V3) == objective_max_pool_1_yRow3[i3] {
-								r6 = 1
+					for i3 := range 16 {
+						objective_max_pool_1_y_argmax_1V := scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][i2][i3]
+						objective_max_pool_1_y_gradV := scratch.objective_max_pool_1_y_grad[i0+2*j14][i1][i2][i3]
+						for i4 := range 2 {
+							ordinals_1Row := &scratch.ordinals_1[i4]
+							gImgRow := (*[17]float32)(gImg[16384*i0+32768*j14+1024*i1+512*i4+32*i2+i3 : 16384*i0+32768*j14+1024*i1+512*i4+32*i2+i3+17])
+							for i5 := range 2 {
+								var r10 float32
+								if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
+									r10 = 1
+								}
+								r11 := float32(0)
+								if r10 != 0 {
+									r11 = objective_max_pool_1_y_gradV
+								}
+								gImgRow[16*i5] += r11
 							}
-							r7 := float32(4)
-							if r6 != 0 {
-								r7 = ordinals_1V
-							}
-							acc4 = min(acc4, r7)
-							var r8 float32
-							if (pImgRow4[i3] + objective_max_pool_1_y_1V4) == objective_max_pool_1_yRow3[i3] {
-								r8 = 1
-							}
-							r9 := float32(4)
-							if r8 != 0 {
-								r9 = ordinals_1V2
-							}
-							acc4 = min(acc4, r9)
-							objective_max_pool_1_y_argmax_1Row[i3] = acc4
 						}
 					}
 				}
@@ -2434,65 +2522,6 @@ func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
 
 // ocannlBigPoolBackwardPart4Records holds the free ocannlBigPoolBackwardPart4 records.
 var ocannlBigPoolBackwardPart4Records rt.Records[ocannlBigPoolBackwardPart4]
-
-// ocannlBigPoolBackwardPart5 is the task record of a loop nest of ocannlBigPoolBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlBigPoolBackwardPart5 struct {
-	gImg    *[262144]float32
-	scratch *ocannlBigPoolBackwardScratch
-}
-
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r13 *ocannlBigPoolBackwardPart5) Part(j15 int) {
-	gImg, scratch := r13.gImg, r13.scratch
-	// float32 pointwise kernel over 32 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i2 := range 16 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap11AVX512(&gImg[32768*j15+512*i4+32*i2+16*i5], &scratch.ordinals_1[i4][i5], &scratch.objective_max_pool_1_y_argmax_1[2*j15][0][i2][0], &scratch.objective_max_pool_1_y_grad[2*j15][0][i2][0])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i2 := range 16 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap11AVX2(&gImg[32768*j15+512*i4+32*i2+16*i5], &scratch.ordinals_1[i4][i5], &scratch.objective_max_pool_1_y_argmax_1[2*j15][0][i2][0], &scratch.objective_max_pool_1_y_grad[2*j15][0][i2][0])
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 16 {
-				for i2 := range 16 {
-					for i3 := range 16 {
-						objective_max_pool_1_y_argmax_1V := scratch.objective_max_pool_1_y_argmax_1[i0+2*j15][i1][i2][i3]
-						objective_max_pool_1_y_gradV := scratch.objective_max_pool_1_y_grad[i0+2*j15][i1][i2][i3]
-						for i4 := range 2 {
-							ordinals_1Row := &scratch.ordinals_1[i4]
-							gImgRow := (*[17]float32)(gImg[16384*i0+32768*j15+1024*i1+512*i4+32*i2+i3 : 16384*i0+32768*j15+1024*i1+512*i4+32*i2+i3+17])
-							for i5 := range 2 {
-								var r11 float32
-								if ordinals_1Row[i5] == objective_max_pool_1_y_argmax_1V {
-									r11 = 1
-								}
-								r12 := float32(0)
-								if r11 != 0 {
-									r12 = objective_max_pool_1_y_gradV
-								}
-								gImgRow[16*i5] += r12
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlBigPoolBackwardPart5Records holds the free ocannlBigPoolBackwardPart5 records.
-var ocannlBigPoolBackwardPart5Records rt.Records[ocannlBigPoolBackwardPart5]
 
 // ocannlEmbedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
@@ -2576,8 +2605,10 @@ type ocannlEmbedObjectiveLossPart0 struct {
 func (r2 *ocannlEmbedObjectiveLossPart0) Part(j int) {
 	r, scratch, outPartial := r2.r, r2.scratch, &r2.outPartial
 	outPartial[j] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&outPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&outPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2738,8 +2769,10 @@ type ocannlEmbedBackwardPart0 struct {
 func (r2 *ocannlEmbedBackwardPart0) Part(j int) {
 	r, scratch, lossPartial := r2.r, r2.scratch, &r2.lossPartial
 	lossPartial[j] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&lossPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce9AVX2(&lossPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2772,9 +2805,9 @@ func (r3 *ocannlEmbedBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
+		ocannlMap13AVX512(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
+		ocannlMap13AVX2(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
 		for i0 := range 4 {
@@ -2828,9 +2861,9 @@ func ocannlEmbedRowsObjectiveLoss(ids *[16][8]int32, r *[16][8][512]float32, pEm
 		for i1 := range 8 {
 			// float32 pointwise kernel over 512 elements (c = x0): AVX512, AVX2.
 			if ocannlAVX512 {
-				ocannlMap13AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+				ocannlMap14AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
 			} else if ocannlAVX2 {
-				ocannlMap13AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+				ocannlMap14AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
 			} else {
 				for i2 := range 512 {
 					scratch.emb_e[i0][i1][i2] = pEmbTable[i2+512*int(ids[i0][i1])]
@@ -2881,8 +2914,10 @@ type ocannlEmbedRowsObjectiveLossPart0 struct {
 func (r2 *ocannlEmbedRowsObjectiveLossPart0) Part(j int) {
 	r, scratch, outPartial := r2.r, r2.scratch, &r2.outPartial
 	outPartial[j] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&outPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&outPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -2962,9 +2997,9 @@ func ocannlEmbedRowsBackward(ids *[16][8]int32, r *[16][8][512]float32, pEmbTabl
 		for i1 := range 8 {
 			// float32 pointwise kernel over 512 elements (c = x0): AVX512, AVX2.
 			if ocannlAVX512 {
-				ocannlMap13AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+				ocannlMap14AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
 			} else if ocannlAVX2 {
-				ocannlMap13AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+				ocannlMap14AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
 			} else {
 				for i2 := range 512 {
 					scratch.emb_e[i0][i1][i2] = pEmbTable[i2+512*int(ids[i0][i1])]
@@ -3025,9 +3060,9 @@ func ocannlEmbedRowsBackward(ids *[16][8]int32, r *[16][8][512]float32, pEmbTabl
 		for i1 := range 8 {
 			// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
 			if ocannlAVX512 {
-				ocannlMap14AVX512(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
+				ocannlMap15AVX512(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
 			} else if ocannlAVX2 {
-				ocannlMap14AVX2(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
+				ocannlMap15AVX2(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
 			} else {
 				for i2 := range 512 {
 					gEmbTable[i2+512*int(ids[i0][i1])] += scratch.emb_e_grad[i0][i1][i2]
@@ -3057,8 +3092,10 @@ type ocannlEmbedRowsBackwardPart0 struct {
 func (r2 *ocannlEmbedRowsBackwardPart0) Part(j int) {
 	r, scratch, lossPartial := r2.r, r2.scratch, &r2.lossPartial
 	lossPartial[j] = [1]float32{}
-	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce8AVX512(&lossPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce8AVX2(&lossPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -3091,9 +3128,9 @@ func (r3 *ocannlEmbedRowsBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
+		ocannlMap9AVX512(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
+		ocannlMap9AVX2(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
 		for i0 := range 2 {
@@ -3404,11 +3441,11 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap15AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap16AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap15AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap16AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -3622,9 +3659,9 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap17AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3684,9 +3721,9 @@ func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap18AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap18AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3736,9 +3773,9 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 	// out = pointwise where of _out.1, _out.2, _out.4, with _out.1 = pointwise "<" of x, y fused, with _out.2 = pointwise "=" of x, y fused, with _out.4 = pointwise "+" of _out.3, y, with _out.3 = pointwise "<>" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap19AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap19AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3804,9 +3841,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
 	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap20AVX512(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap20AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -3830,9 +3867,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// out = assignment out =+ ~logic:"." of _out.2
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap21AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap21AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -3966,9 +4003,9 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&out[0][0], &x[0][0])
+		ocannlMap22AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &x[0][0])
+		ocannlMap22AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3999,8 +4036,10 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 //	    out[i0] += x[i0, i1]
 func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "++" "i,j => i" of x
-	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce10AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce10AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4035,8 +4074,10 @@ func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 	// out = einsum "++" "i,j => j" of x
 	*out = [16]float32{}
-	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce11AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
@@ -4076,8 +4117,10 @@ func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 //	    out[i0] max= x[i0, i1]
 func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
-	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce12AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4111,8 +4154,10 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 //	    out[i0] max= x[i0, i1]
 func ocannlMaxRowsF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
-	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce13AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4149,8 +4194,10 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 	for j := range out {
 		out[j] = float32(math.Inf(-1))
 	}
-	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce14AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce14AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
@@ -4190,8 +4237,10 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 //	    out[i0] min= x[i0, i1]
 func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 	// out = assignment out =:@- ~logic:"i,j => i" of x
-	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce15AVX512(&out[0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlReduce15AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
@@ -4224,9 +4273,11 @@ func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 //	    out[i0, i1] = exp(x[i0, i1])
 func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
-	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0])
+	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&out[0][0], &x[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4258,7 +4309,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4288,9 +4339,11 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 //	    out[i0, i1] = exp2(x[i0, i1])
 func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
-	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&out[0][0], &x[0][0])
+	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&out[0][0], &x[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4322,7 +4375,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4354,7 +4407,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4386,7 +4439,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4418,7 +4471,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &x[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4450,7 +4503,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &x[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4482,7 +4535,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&out[0][0], &x[0][0])
+		ocannlMap31AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4514,7 +4567,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&out[0][0], &x[0][0])
+		ocannlMap32AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4580,7 +4633,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4597,10 +4650,132 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	}
 }
 
+// ocannlExactWide runs a tensor program generated by ocannlgen.
+//
+// //ocannl:expr sqrt x - recip y - neg (sat01 y) + not x
+// from kernels.go:206
+//
+// Tensors (batch | input -> output):
+//
+//	x: 16,64 (input, parameter x)
+//	y: 16,64 (input, parameter y)
+//	_out.1: 16,64 (let, local)
+//	_out.2: 16,64 (let, local)
+//	_out.3: 16,64 (let, local)
+//	_out.4: 16,64 (let, local)
+//	_out.5: 16,64 (let, local)
+//	_out.6: 16,64 (let, local)
+//	_out.7: 16,64 (let, local)
+//	out: 16,64 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _out.1 = pointwise sqrt of x
+//
+//	# _out.2 = pointwise recip of y
+//
+//	# _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused
+//
+//	# _out.4 = pointwise sat01 of y
+//
+//	# _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused
+//
+//	# _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused
+//
+//	# _out.7 = pointwise not of x
+//
+//	# out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
+//	for i0 in 0..15:
+//	  for i1 in 0..63:
+//	    out[i0, i1] = ((sqrt(x[i0, i1]) - recip(y[i0, i1])) - neg(sat01(y[i0, i1]))) + not(x[i0, i1])
+func ocannlExactWide(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
+	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
+	// float32 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
+	} else {
+		for i0 := range 16 {
+			xRow := &x[i0]
+			yRow := &y[i0]
+			outRow := &out[i0]
+			for i1 := range 64 {
+				var r float32
+				if xRow[i1] == 0 {
+					r = 1
+				}
+				outRow[i1] = ((float32(math.Sqrt(float64(xRow[i1]))) - (1 / yRow[i1])) - (-min(1, max(0, yRow[i1])))) + r
+			}
+		}
+	}
+}
+
+// ocannlExactWideF64 runs a tensor program generated by ocannlgen.
+//
+// //ocannl:expr sqrt x - recip y - neg (sat01 y) + not x
+// from kernels.go:213
+//
+// Tensors (batch | input -> output):
+//
+//	x: 16,64 (input, parameter x)
+//	y: 16,64 (input, parameter y)
+//	_out.1: 16,64 (let, local)
+//	_out.2: 16,64 (let, local)
+//	_out.3: 16,64 (let, local)
+//	_out.4: 16,64 (let, local)
+//	_out.5: 16,64 (let, local)
+//	_out.6: 16,64 (let, local)
+//	_out.7: 16,64 (let, local)
+//	out: 16,64 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _out.1 = pointwise sqrt of x
+//
+//	# _out.2 = pointwise recip of y
+//
+//	# _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused
+//
+//	# _out.4 = pointwise sat01 of y
+//
+//	# _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused
+//
+//	# _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused
+//
+//	# _out.7 = pointwise not of x
+//
+//	# out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
+//	for i0 in 0..15:
+//	  for i1 in 0..63:
+//	    out[i0, i1] = ((sqrt(x[i0, i1]) - recip(y[i0, i1])) - neg(sat01(y[i0, i1]))) + not(x[i0, i1])
+func ocannlExactWideF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64) {
+	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
+	// float64 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
+	} else {
+		for i0 := range 16 {
+			xRow := &x[i0]
+			yRow := &y[i0]
+			outRow := &out[i0]
+			for i1 := range 64 {
+				var r float64
+				if xRow[i1] == 0 {
+					r = 1
+				}
+				outRow[i1] = ((math.Sqrt(xRow[i1]) - (1 / yRow[i1])) - (-min(1, max(0, yRow[i1])))) + r
+			}
+		}
+	}
+}
+
 // ocannlExactF64 runs a tensor program generated by ocannlgen.
 //
 // //ocannl:expr sqrt x - recip y + recip_sqrt x - neg (sat01 y) + not x + fma x y x
-// from kernels.go:204
+// from kernels.go:220
 //
 // Tensors (batch | input -> output):
 //
@@ -4651,7 +4826,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap36AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4671,7 +4846,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 // ocannlGelus runs a tensor program generated by ocannlgen.
 //
 // //ocannl:expr gelu x + gelu_tanh y + erf x
-// from kernels.go:212
+// from kernels.go:228
 //
 // Tensors (batch | input -> output):
 //
@@ -4701,7 +4876,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap37AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4717,7 +4892,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 // ocannlGelusF64 runs a tensor program generated by ocannlgen.
 //
 // //ocannl:expr gelu x + gelu_tanh y + erf x
-// from kernels.go:217
+// from kernels.go:233
 //
 // Tensors (batch | input -> output):
 //
@@ -4747,7 +4922,7 @@ func ocannlGelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap38AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

@@ -74,12 +74,12 @@ func ocannlMap5AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c *float32) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+func ocannlMap6AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
-}
+func ocannlMap7AVX512(c *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
 
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX512(c, x0, x1 *float32) {
@@ -87,25 +87,27 @@ func ocannlMap8AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
-
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+func ocannlMap9AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c *float32) { panic("ocannlgen: ocannlMap10AVX512 called without assembly") }
+
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap11AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float32) {
+func ocannlMap12AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+func ocannlMap13AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
@@ -114,30 +116,49 @@ func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 cal
 func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
-}
+func ocannlMap16AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1 *float64) {
+func ocannlMap17AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
 }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float32) {
+func ocannlMap18AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap19AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
+
+// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap35AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -186,32 +207,34 @@ func ocannlMap5AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap6AVX2 called without assembly")
+}
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap10AVX2 called without assembly")
-}
+func ocannlMap10AVX2(c *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap11AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap11AVX2 called without assembly")
 }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
+}
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
@@ -220,21 +243,21 @@ func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called 
 func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
-}
+func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
+}
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
@@ -243,43 +266,132 @@ func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called 
 func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+
+// ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+
+// ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+
+// ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+
+// ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce0AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
+}
+
+// ocannlReduce1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce1AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce1AVX512 called without assembly")
+}
+
+// ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce2AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
+}
+
+// ocannlReduce3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce3AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX512 called without assembly")
+}
+
+// ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
+}
+
+// ocannlReduce5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce5AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlReduce5AVX512 called without assembly")
+}
+
+// ocannlReduce6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX512 called without assembly")
+}
+
+// ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
+}
+
+// ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
+}
+
+// ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
+}
+
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
+// ocannlReduce11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce11AVX512 called without assembly")
+}
+
+// ocannlReduce12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce12AVX512 called without assembly")
+}
+
+// ocannlReduce13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX512 called without assembly")
+}
+
+// ocannlReduce14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX512 called without assembly")
+}
+
+// ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
+}
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "734311ee7f0ba52db84a9cafb9b609536869d0ec381228582f8ad9aae2606bf3"
+const ocannlDirectives = "54bfb17e2102d4834be1b79adb89b41ad7dce5a75f9d8568c0715dc213476007"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

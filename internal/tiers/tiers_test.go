@@ -111,6 +111,8 @@ func kernels() []kernel {
 		tr("TanhF64", TanhF64, "tanh"),
 		fusable(k("Exact", Exact, famExact)),
 		fusable(k("ExactF64", ExactF64, famExact)),
+		k("ExactWide", ExactWide, famExact),
+		k("ExactWideF64", ExactWideF64, famExact),
 		k("Gelus", Gelus, famExact),
 		k("GelusF64", GelusF64, famExact),
 	}
