@@ -306,7 +306,7 @@ func ocannlGemm57AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm58AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=192 K=32 (14x32 tile); strides C 576,1 A 1,4096 B 7744,1.
+// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (14x32 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
 //
 //go:noescape
 func ocannlGemm59AVX512(c *float32, a *float32, b *float32)
@@ -316,7 +316,7 @@ func ocannlGemm59AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX512 runs a float32 broadcast kernel, M=64 N=96 K=32 (14x32 tile); strides C 288,1 A 1,4096 B 11552,1.
+// ocannlGemm61AVX512 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (14x32 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
@@ -326,7 +326,7 @@ func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm63AVX512 runs a float32 broadcast kernel, M=8 N=32 K=32 (14x32 tile); strides C 32,1 A 1,4096 B 11552,1.
+// ocannlGemm63AVX512 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (14x32 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
@@ -336,7 +336,7 @@ func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=96 K=32 (14x32 tile); strides C 288,1 A 1,8192 B 11552,1.
+// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (14x32 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
 //
 //go:noescape
 func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
@@ -346,7 +346,7 @@ func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=48 K=32 (14x32 tile); strides C 144,1 A 1,8192 B 19600,1.
+// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (14x32 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
@@ -356,7 +356,7 @@ func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm68AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=4 N=16 K=32 (14x32 tile); strides C 16,1 A 1,8192 B 19600,1.
+// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (14x32 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm69AVX512(c *float32, a *float32, b *float32)
@@ -366,7 +366,7 @@ func ocannlGemm69AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm70AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (14x32 tile); strides C 144,1 A 1,16384 B 19600,1.
+// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (14x32 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm71AVX512(c *float32, a *float32, b *float32)
@@ -1826,7 +1826,7 @@ func ocannlGemm57AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm58AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=192 K=32 (6x16 tile); strides C 576,1 A 1,4096 B 7744,1.
+// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (6x16 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
 //
 //go:noescape
 func ocannlGemm59AVX2(c *float32, a *float32, b *float32)
@@ -1836,7 +1836,7 @@ func ocannlGemm59AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm60AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX2 runs a float32 broadcast kernel, M=64 N=96 K=32 (6x16 tile); strides C 288,1 A 1,4096 B 11552,1.
+// ocannlGemm61AVX2 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (6x16 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm61AVX2(c *float32, a *float32, b *float32)
@@ -1846,7 +1846,7 @@ func ocannlGemm61AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm62AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm63AVX2 runs a float32 broadcast kernel, M=8 N=32 K=32 (6x16 tile); strides C 32,1 A 1,4096 B 11552,1.
+// ocannlGemm63AVX2 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (6x16 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm63AVX2(c *float32, a *float32, b *float32)
@@ -1856,7 +1856,7 @@ func ocannlGemm63AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm64AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX2 runs a float32 broadcast kernel, M=32 N=96 K=32 (6x16 tile); strides C 288,1 A 1,8192 B 11552,1.
+// ocannlGemm65AVX2 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (6x16 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
 //
 //go:noescape
 func ocannlGemm65AVX2(c *float32, a *float32, b *float32)
@@ -1866,7 +1866,7 @@ func ocannlGemm65AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm66AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=32 N=48 K=32 (6x16 tile); strides C 144,1 A 1,8192 B 19600,1.
+// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (6x16 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm67AVX2(c *float32, a *float32, b *float32)
@@ -1876,7 +1876,7 @@ func ocannlGemm67AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm68AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm69AVX2 runs a float32 broadcast kernel, M=4 N=16 K=32 (6x16 tile); strides C 16,1 A 1,8192 B 19600,1.
+// ocannlGemm69AVX2 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (6x16 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm69AVX2(c *float32, a *float32, b *float32)
@@ -1886,7 +1886,7 @@ func ocannlGemm69AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm70AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm71AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 144,1 A 1,16384 B 19600,1.
+// ocannlGemm71AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (6x16 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm71AVX2(c *float32, a *float32, b *float32)

@@ -54,7 +54,10 @@ type Spec struct {
 	// K2 is a second reduction axis of the dot kernel, with A's and B's
 	// strides AK2 and BK2 (K2 is 1 when there is none): a convolution's
 	// kernel rows, summed in the registers instead of by calls that add
-	// into C.
+	// into C. A broadcast kernel takes K2 and K3 too (the caller folds
+	// the reduction loops around its call into them: a convolution's
+	// kernel gradient, summed over the output pixels), run outside k
+	// (k3, k2, then k innermost) in one k block, B not packed.
 	K2, AK2, BK2 int
 	// Overwrite: the kernel stores the products instead of adding them
 	// to C (the caller's pre-fill with 0 is absorbed).
@@ -62,9 +65,10 @@ type Spec struct {
 	// Gather: the AVX2 tier runs this Dot spec in the gathered broadcast
 	// form (gather.go); the AVX-512 tier keeps the dot kernel.
 	Gather bool
-	// MVec only: a second column axis N2 (C and B strides CN2, BN2) and a
-	// third reduction axis K3 (A and B strides AK3, BK3); N2 and K3 are 1
-	// when there is none. MVec's reduction runs k3, k2, then k innermost.
+	// MVec only: a second column axis N2 (C and B strides CN2, BN2). MVec
+	// and Broadcast: a third reduction axis K3 (A and B strides AK3,
+	// BK3); N2 and K3 are 1 (or 0) when there is none. The reduction runs
+	// k3, k2, then k innermost.
 	N2, CN2, BN2 int
 	K3, AK3, BK3 int
 }
@@ -72,6 +76,10 @@ type Spec struct {
 // EmitsIn reports whether the kernel exists in tier t: the MVec kind is
 // AVX2 only (AVX-512 machines run the AVX2 kernel).
 func (s *Spec) EmitsIn(t Config) bool { return !t.Wide || s.Kind != MVec }
+
+// folds reports whether a broadcast kernel has reduction axes besides
+// k (K2, K3).
+func (s *Spec) folds() bool { return s.Kind == Broadcast && (s.K2 > 1 || s.K3 > 1) }
 
 // elemSize is the size of one element in bytes.
 func (s *Spec) elemSize() int {

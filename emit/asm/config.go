@@ -66,7 +66,7 @@ func (c Config) tile(s *Spec) (int, int) {
 // elements, KC chosen so that a B sliver (KC rows of the tile's width)
 // fits in KCBytes. The dot kernel does not block k.
 func (c Config) kBlocks(s *Spec) []int {
-	if s.Kind != Broadcast {
+	if s.Kind != Broadcast || s.folds() {
 		return []int{s.K}
 	}
 	c = c.shaped(s)
@@ -110,7 +110,7 @@ func (c Config) dotKBlocks(s *Spec) []int {
 // m tiles reuse each sliver.
 func (c Config) packs(s *Spec) bool {
 	c = c.shaped(s)
-	return s.BK != c.NRVec*c.lanes(s) && s.M >= c.PackMTiles*c.MR && s.K*s.BK*s.elemSize() > c.PackMinBBytes
+	return !s.folds() && s.BK != c.NRVec*c.lanes(s) && s.M >= c.PackMTiles*c.MR && s.K*s.BK*s.elemSize() > c.PackMinBBytes
 }
 
 // blocking describes the cache blocking.

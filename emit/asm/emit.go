@@ -180,10 +180,35 @@ func (g *kgen) hsum(x reg.VecVirtual) reg.Register {
 
 // broadcast emits a Broadcast kernel: for each k block, for each n
 // sliver of the tile's width, for each m tile, the register tile
-// accumulates over the block's k and is added to (or stored in) C.
+// accumulates over the block's k and is added to (or stored in) C. A
+// kernel that adds and has a K3 axis runs it outermost, around the n
+// slivers (k3Outside): each k3 step (a convolution's image) adds its
+// sums into C, so that the tiles re-read one step's A and B, which
+// stay in L2, rather than all of them.
 func (g *kgen) broadcast() {
 	c, s := g.c, g.s
 	cp, ap, bp := g.operands()
+	if g.k3Outside() {
+		g.loop(s.K3, "r", func() {
+			g.broadcastBlocks(cp, ap, bp)
+			c.ADDQ(imm(s.AK3*g.es), ap)
+			c.ADDQ(imm(s.BK3*g.es), bp)
+		})
+	} else {
+		g.broadcastBlocks(cp, ap, bp)
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// k3Outside reports whether the broadcast kernel runs its K3 axis
+// around the tiles (broadcast) rather than inside each (reductions).
+func (g *kgen) k3Outside() bool { return g.s.K3 > 1 && !g.s.Overwrite }
+
+// broadcastBlocks is the broadcast kernel's k blocks, n slivers and m
+// tiles over C, A and B at cp, ap and bp.
+func (g *kgen) broadcastBlocks(cp, ap, bp reg.Register) {
+	c, s := g.c, g.s
 	nr := g.cfg.NRVec * g.lanes
 	var buf operand.Mem
 	if g.pack {
@@ -218,8 +243,6 @@ func (g *kgen) broadcast() {
 		}
 		k0 += kc
 	}
-	c.VZEROUPPER()
-	c.RET()
 }
 
 // packB copies the kc x nv-vector sliver of B at bN into the frame
@@ -283,7 +306,7 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 	a, b := c.GP64(), c.GP64()
 	c.MOVQ(aM, a)
 	c.MOVQ(bN, b)
-	g.loop(kc, "k", func() {
+	g.reductions(kc, a, b, func() {
 		bv := make([]reg.VecVirtual, nv)
 		for v := range bv {
 			bv[v] = g.vec()
@@ -300,8 +323,6 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 				g.op.fma(bv[v], t, acc[r][v])
 			}
 		}
-		c.ADDQ(imm(s.AK*g.es), a)
-		c.ADDQ(imm(g.bStride()), b)
 	})
 	for r := range rows {
 		for v := range nv {
@@ -321,6 +342,44 @@ func (g *kgen) tileBroadcast(rows, nv, partial, kc int, accumulate bool, aM, bN,
 			c.VMOVUPS(acc[r][v], addr)
 		}
 	}
+}
+
+// reductions runs step once per reduction step of a broadcast tile: kc
+// steps of k (A and B advanced by a row after each), inside the K2 then
+// (unless k3Outside) K3 loops of a kernel with folded reduction axes
+// (the caller's loops around a call, summed in the registers), each
+// moving A and B on by its strides from where the inner loop left them.
+func (g *kgen) reductions(kc int, a, b reg.Register, step func()) {
+	c, s := g.c, g.s
+	body := func() {
+		g.loop(kc, "k", func() {
+			step()
+			c.ADDQ(imm(s.AK*g.es), a)
+			c.ADDQ(imm(g.bStride()), b)
+		})
+	}
+	// Where the inner loops leave A and B after one pass, relative to
+	// where they began.
+	aDone, bDone := kc*s.AK*g.es, kc*g.bStride()
+	for i, x := range []struct{ n, as, bs int }{{s.K2, s.AK2, s.BK2}, {s.K3, s.AK3, s.BK3}} {
+		if x.n <= 1 || i == 1 && g.k3Outside() {
+			continue
+		}
+		inner, ad, bd := body, aDone, bDone
+		body = func() {
+			g.loop(x.n, "r", func() {
+				inner()
+				if v := x.as*g.es - ad; v != 0 {
+					c.ADDQ(imm(v), a)
+				}
+				if v := x.bs*g.es - bd; v != 0 {
+					c.ADDQ(imm(v), b)
+				}
+			})
+		}
+		aDone, bDone = x.n*x.as*g.es, x.n*x.bs*g.es
+	}
+	body()
 }
 
 // dot emits a Dot kernel: for each m tile, for each n tile, the
@@ -538,8 +597,13 @@ func emitKernel(c *build.Context, cfg Config, s *Spec, name string, maskTab oper
 		g.mvec()
 		return
 	}
-	c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
-		name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
+	if s.folds() {
+		c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%dx%dx%d (%dx%d tile); strides C %d,%d A %d,%d,%d,%d B %d,%d,%d,%d.",
+			name, s.Elem, s.Kind, s.M, s.N, s.K, max(1, s.K2), max(1, s.K3), mr, nr, s.CM, s.CN, s.AM, s.AK, s.AK2, s.AK3, s.BK, s.BK2, s.BK3, s.BN))
+	} else {
+		c.Doc(fmt.Sprintf("%s runs a %s %s kernel, M=%d N=%d K=%d (%dx%d tile); strides C %d,%d A %d,%d B %d,%d.",
+			name, s.Elem, s.Kind, s.M, s.N, s.K, mr, nr, s.CM, s.CN, s.AM, s.AK, s.BK, s.BN))
+	}
 	if s.Kind == Dot {
 		g.dot()
 	} else {

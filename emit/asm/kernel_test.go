@@ -36,6 +36,24 @@ func kernelCases() []Spec {
 		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
 		bc(101, 70, 300, 70, 300, 1, 70, false) // the wide AVX-512 tile: m, n and k tails, k blocks, B packed
 		bc(96, 128, 64, 128, 64, 1, 128, true)  // the wide AVX-512 tile, exact, overwrite
+		// Folded reduction axes (K2, K3: the loops around a call of a
+		// convolution's kernel gradient): the ResNet's first-stage shape
+		// (m and n tails, rows of B overlapping along k2, k3 around the
+		// tiles), k2 only with overwrite, the wide tile with a long k
+		// (one block, no packing where the unfolded kernel would pack),
+		// a k of one step, k3 inside the tiles (overwrite).
+		fold := func(sp Spec) {
+			sp.Elem, sp.Kind, sp.CN, sp.BN = elem, Broadcast, 1, 1
+			if !sp.folds() {
+				panic(fmt.Sprintf("folded case does not fold: %+v", sp))
+			}
+			out = append(out, sp)
+		}
+		fold(Spec{M: 16, N: 48, K: 8, CM: 50, AM: 1, AK: 40, BK: 60, K2: 5, AK2: 16, BK2: 16, K3: 3, AK3: 330, BK3: 500})
+		fold(Spec{M: 7, N: 19, K: 13, CM: 19, AM: 13, AK: 1, BK: 19, K2: 4, AK2: 100, BK2: 250, Overwrite: true})
+		fold(Spec{M: 101, N: 70, K: 300, CM: 70, AM: 1, AK: 101, BK: 70, K2: 2, AK2: 30300, BK2: 21000})
+		fold(Spec{M: 3, N: 9, K: 1, CM: 9, AM: 1, AK: 3, BK: 9, K2: 6, AK2: 3, BK2: 9, K3: 2, AK3: 18, BK3: 54})
+		fold(Spec{M: 5, N: 20, K: 3, CM: 20, AM: 3, AK: 1, BK: 20, K2: 2, AK2: 15, BK2: 60, K3: 3, AK3: 40, BK3: 130, Overwrite: true}) // k3 inside the tiles
 		dot := func(m, n, k, cm, cn, am, bn int, ow bool) {
 			out = append(out, Spec{Elem: elem, Kind: Dot, M: m, N: n, K: k, CM: cm, CN: cn, AM: am, AK: 1, BK: 1, BN: bn, Overwrite: ow})
 		}

@@ -42,6 +42,7 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	if k.k.BF16 && k.elem == "float32" {
 		return k.bf16Calls(n, pre)
 	}
+	n = asm.FoldOuter(n, k.p, k.asm.Tiers())
 	idx := k.asm.Add(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {

@@ -35597,23 +35597,11 @@ type ocannlConvBackwardPart10 struct {
 // Part runs part j30 of the nest (0 <= j30 < 3).
 func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
 	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
-	// float32 broadcast kernel M=32 N=48 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				for i4 := range 1 {
-					ocannlGemm25AVX512(&gNetConv2d1Kernel[48*i4+48*j30], &scratch.net_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_conv2d_1_x[0][2*i1+i4+j30][2*i2][0])
-				}
-			}
-		}
+		ocannlGemm25AVX512(&gNetConv2d1Kernel[48*j30], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				for i4 := range 1 {
-					ocannlGemm25AVX2(&gNetConv2d1Kernel[48*i4+48*j30], &scratch.net_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_conv2d_1_x[0][2*i1+i4+j30][2*i2][0])
-				}
-			}
-		}
+		ocannlGemm25AVX2(&gNetConv2d1Kernel[48*j30], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {

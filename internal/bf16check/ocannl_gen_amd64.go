@@ -141,7 +141,7 @@ func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (14x32 tile); strides C 144,1 A 1,1152 B 3600,1.
+// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (14x32 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
@@ -701,7 +701,7 @@ func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16 (6x16 tile); strides C 144,1 A 1,1152 B 3600,1.
+// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (6x16 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
