@@ -332,6 +332,65 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("RET")
 	}
 	transpose16(b)
+	copyRuns(b)
+}
+
+// copyRuns writes copyRuns, the copy of runs of bf16 values already
+// converted (bf16.Converted) into the rows of an A panel.
+func copyRuns(b *asmBuf) {
+	b.WriteString(`
+// func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, nd int)
+// For each row r < rows and each of the nd runs d[i] = (to, from, full,
+// mask): copies 32*full bf16 values from src + r*lds bytes + 2*from to
+// dst + r*ldd bytes + 2*to, then the values of the low 32-bit mask of
+// the next 32 (masked loads and stores, AVX512BW: nothing past them is
+// read or written). The runs of a convolution's reduction steps (a few
+// dozen values each) into an A panel's rows, in one call per panel.
+TEXT ·copyRuns(SB), NOSPLIT, $0-56
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ lds+24(FP), R9")
+	b.f("MOVQ rows+32(FP), BX")
+	b.f("MOVQ d+40(FP), R10")
+	b.f("MOVQ nd+48(FP), R11")
+	b.f("TESTQ BX, BX")
+	b.f("JZ copyRuns_done")
+	b.f("TESTQ R11, R11")
+	b.f("JZ copyRuns_done")
+	b.label("copyRuns_row")
+	b.f("MOVQ R10, R12")
+	b.f("MOVQ R11, R13")
+	b.label("copyRuns_run")
+	b.f("MOVQ 0(R12), AX")
+	b.f("MOVQ 8(R12), R8")
+	b.f("MOVQ 16(R12), CX")
+	b.f("KMOVD 24(R12), K1")
+	b.f("LEAQ (DI)(AX*2), AX")
+	b.f("LEAQ (SI)(R8*2), R8")
+	b.f("TESTQ CX, CX")
+	b.f("JZ copyRuns_tail")
+	b.label("copyRuns_full")
+	b.f("VMOVDQU64 (R8), Z0")
+	b.f("VMOVDQU64 Z0, (AX)")
+	b.f("ADDQ $64, R8")
+	b.f("ADDQ $64, AX")
+	b.f("DECQ CX")
+	b.f("JNZ copyRuns_full")
+	b.label("copyRuns_tail")
+	b.f("VMOVDQU16.Z (R8), K1, Z0")
+	b.f("VMOVDQU16 Z0, K1, (AX)")
+	b.f("ADDQ $32, R12")
+	b.f("DECQ R13")
+	b.f("JNZ copyRuns_run")
+	b.f("ADDQ DX, DI")
+	b.f("ADDQ R9, SI")
+	b.f("DECQ BX")
+	b.f("JNZ copyRuns_row")
+	b.label("copyRuns_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
 }
 
 // transpose16 writes transpose16, the transposition of cvtPairs16's

@@ -180,6 +180,8 @@ type scratch struct {
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
 	runsB   [kc][2]int32 // and in B
+	// runD are copyRuns's runs of a converted A's block (runDescs).
+	runD [kc][4]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
 	// panel's column offsets: here rather than on the stack, where Go
 	// would clear 4 KiB in every call.
@@ -319,6 +321,12 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			if bfPairs && hasAsmPack && bs != nil && mayRun(&s, s.BK, s.BK2) {
 				rsB = runs(offB[:kb], sc.runsB[:])
 			}
+			// A converted A in runs: the panels copy the runs with
+			// copyRuns, one call per panel.
+			nd := 0
+			if ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
+				nd = runDescs(&sc.runD, oa, rsA)
+			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
 			var blockB []uint32
@@ -351,6 +359,14 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 					switch {
 					case pa != nil:
 						aPanel = pa.aPanel(k0, mo*np+pi)
+					case nd > 0:
+						copyRuns(&bufA[0], rowWords*4, &ah[m0*s.AM], s.AM*2, rows, &sc.runD[0], nd)
+						if kb%2 == 1 {
+							// The odd step's pair member: 0.
+							for r := range rows {
+								bufA[r*rowWords+kb/2] &= 0xffff
+							}
+						}
 					case ah != nil:
 						packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
 					default:
@@ -464,6 +480,18 @@ func packB16(dst []uint32, bh []uint16, colB []int, offB []int, bfPairs bool) {
 			i += nr
 		}
 	}
+}
+
+// runDescs sets d to copyRuns's runs (to, from, full, mask) for the
+// runs rs of a block's reduction offsets off (A's, from the row's
+// first value): run i's len values from off[first] go to the row's
+// value first, in full chunks of 32 and a tail of len%32 (its mask).
+func runDescs(d *[kc][4]int, off []int, rs [][2]int32) int {
+	for i, r := range rs {
+		n := int(r[1])
+		d[i] = [4]int{int(r[0]), off[r[0]], n / 32, 1<<(n%32) - 1}
+	}
+	return len(rs)
 }
 
 // packA16 is packA from operand values already converted to bf16: in

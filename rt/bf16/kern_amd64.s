@@ -4848,3 +4848,55 @@ transpose16_stored:
 transpose16_done:
 	VZEROUPPER
 	RET
+
+// func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, nd int)
+// For each row r < rows and each of the nd runs d[i] = (to, from, full,
+// mask): copies 32*full bf16 values from src + r*lds bytes + 2*from to
+// dst + r*ldd bytes + 2*to, then the values of the low 32-bit mask of
+// the next 32 (masked loads and stores, AVX512BW: nothing past them is
+// read or written). The runs of a convolution's reduction steps (a few
+// dozen values each) into an A panel's rows, in one call per panel.
+TEXT ·copyRuns(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ rows+32(FP), BX
+	MOVQ d+40(FP), R10
+	MOVQ nd+48(FP), R11
+	TESTQ BX, BX
+	JZ copyRuns_done
+	TESTQ R11, R11
+	JZ copyRuns_done
+copyRuns_row:
+	MOVQ R10, R12
+	MOVQ R11, R13
+copyRuns_run:
+	MOVQ 0(R12), AX
+	MOVQ 8(R12), R8
+	MOVQ 16(R12), CX
+	KMOVD 24(R12), K1
+	LEAQ (DI)(AX*2), AX
+	LEAQ (SI)(R8*2), R8
+	TESTQ CX, CX
+	JZ copyRuns_tail
+copyRuns_full:
+	VMOVDQU64 (R8), Z0
+	VMOVDQU64 Z0, (AX)
+	ADDQ $64, R8
+	ADDQ $64, AX
+	DECQ CX
+	JNZ copyRuns_full
+copyRuns_tail:
+	VMOVDQU16.Z (R8), K1, Z0
+	VMOVDQU16 Z0, K1, (AX)
+	ADDQ $32, R12
+	DECQ R13
+	JNZ copyRuns_run
+	ADDQ DX, DI
+	ADDQ R9, SI
+	DECQ BX
+	JNZ copyRuns_row
+copyRuns_done:
+	VZEROUPPER
+	RET
