@@ -327,9 +327,16 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			}
 			// A converted A in runs: the panels copy the runs with
 			// copyRuns, one call per panel.
+			// Or, when the runs hold whole pairs, the kernels read the
+			// converted A in place (inPlace: no packing).
 			nd := 0
-			if ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
+			direct := ah != nil && bfPairs && hasAsmPack && inPlace(kb, rsA)
+			if !direct && ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
 				nd = runDescs(&sc.runD, oa, rsA)
+			}
+			var rsD [][2]int32 // the runs the kernels read in place
+			if direct {
+				rsD = rsA
 			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
@@ -360,7 +367,10 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
 					rows = panelRows(s.M, np, pi)
 					aPanel := bufA[:]
+					var ad []uint16 // A's rows read in place (direct)
 					switch {
+					case direct:
+						ad = ah[m0*s.AM:]
 					case pa != nil:
 						aPanel = pa.aPanel(k0, mo*np+pi)
 					case nd > 0:
@@ -384,7 +394,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
-							kern(t, rows, pw, steps, &aPanel[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
 						w := min(pw, ncb-j)
@@ -399,7 +409,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 								}
 							}
 						}
-						kern(t, rows, pw, steps, &aPanel[0], &panel[0], &tile[0], pw*4, load)
+						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &tile[0], pw*4, load)
 						for r := range rows {
 							for c := range w {
 								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
@@ -765,6 +775,47 @@ func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load b
 	default:
 		kernGo(rows, steps, a, b, c, ldc, load)
 	}
+}
+
+// kernPanel runs the kernel of tier t on an m panel of rows and a B
+// panel of width pw: from the packed A panel a, or (ad not nil) reading
+// a converted A in place: row r at ad[r*lda/2:], the block's steps in
+// runs rs of offsets off, each of whole pairs (inPlace), one kernel
+// call per run, the calls after the first adding to the C they stored
+// (the same sums in the same order: C is float32 between the calls).
+func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, off []int, rs [][2]int32, panel []uint32, c *float32, ldc int, load bool) {
+	if ad == nil {
+		kern(t, rows, pw, steps, a, &panel[0], c, ldc, load)
+		return
+	}
+	for i, r := range rs {
+		if pw == 16 {
+			kernBF16n16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
+		} else {
+			kernBF16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
+		}
+	}
+}
+
+// minInPlace is the shortest average run (in steps) that the kernels
+// read in place when a block has several (each run costs a load and a
+// store of the tile of C).
+const minInPlace = 32
+
+// inPlace reports whether the kernels read a converted A's block of kb
+// steps in runs rs in place: every run starts at an even step and has
+// an even length (whole pairs: a pair's values are adjacent in A), and
+// the block is one run or runs of average length at least minInPlace.
+func inPlace(kb int, rs [][2]int32) bool {
+	if len(rs) == 0 || len(rs) > 1 && kb/len(rs) < minInPlace {
+		return false
+	}
+	for _, r := range rs {
+		if r[0]%2 != 0 || r[1]%2 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // panelWidth is the width of the B panel at the last rem columns of a
