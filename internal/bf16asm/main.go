@@ -52,6 +52,14 @@ var families = []struct {
 	elem string
 }{{"kernBF16", mrZMM, "uint32"}, {"kernBF16n16", mrZMM, "uint32"}, {"kernF32x512", mrZMM, "float32"}, {"kernF32x2", mrYMM, "float32"}}
 
+// stridedFamilies are the AVX512_BF16 kernels that read A in place
+// (bf16 rows lda bytes apart, each row's pairs contiguous) instead of
+// from a packed panel.
+var stridedFamilies = []string{"kernBF16a", "kernBF16n16a"}
+
+// stridedSig is their Go signature.
+const stridedSig = "(kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool)"
+
 // stubs is kerns_amd64.go: the kernels' Go declarations and their
 // tables by tile height.
 func stubs() []byte {
@@ -67,12 +75,27 @@ package bf16
 			fmt.Fprintf(&b, "\n//go:noescape\nfunc %sr%d(kp int, a, b *%s, c *float32, ldc int, load bool)\n", f.name, mr, f.elem)
 		}
 	}
+	for _, name := range stridedFamilies {
+		for mr := mrZMM; mr >= 1; mr-- {
+			fmt.Fprintf(&b, "\n//go:noescape\nfunc %sr%d%s\n", name, mr, stridedSig)
+		}
+	}
 	for _, f := range families {
 		fmt.Fprintf(&b, "\n// %ss are the %s kernels by tile height (index 0 unused).\nvar %ss = [...]func(kp int, a, b *%s, c *float32, ldc int, load bool){nil", f.name, f.name, f.name, f.elem)
 		for mr := 1; mr <= f.mr; mr++ {
 			fmt.Fprintf(&b, ", %sr%d", f.name, mr)
 		}
 		b.WriteString("}\n")
+	}
+	for _, name := range stridedFamilies {
+		// A switch of direct calls, not a table of func values: the
+		// kernels' //go:noescape then keeps A (a caller's stack array
+		// in an //ocannl:einsum kernel) off the heap.
+		fmt.Fprintf(&b, "\n// %sRows runs the %s kernel of tile height rows (1 to %d).\nfunc %sRows(rows, kp int, a *uint16, lda int, b *uint32, c *float32, ldc int, load bool) {\n\tswitch rows {\n", name, name, mrZMM, name)
+		for mr := 1; mr <= mrZMM; mr++ {
+			fmt.Fprintf(&b, "\tcase %d:\n\t\t%sr%d(kp, a, lda, b, c, ldc, load)\n", mr, name, mr)
+		}
+		b.WriteString("\tdefault:\n\t\tpanic(\"bf16: no kernel of this height\")\n\t}\n}\n")
 	}
 	return b.Bytes()
 }
@@ -99,6 +122,13 @@ func (b *asmBuf) label(l string)               { fmt.Fprintf(&b.Buffer, "%s:\n",
 // panel (row r at r*row bytes, a step's element at +step bytes) and the
 // packed B panel (2 vectors a step).
 func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
+	kernelA(b, name, doc, zmm, bf, false, mr, nv)
+}
+
+// kernelA is kernel, or with strided the kernel reading A in place: row
+// r at r*lda bytes (lda an argument), through four base registers
+// (rows 4g+j at base g plus 0, 1, 2 or 3 times lda).
+func kernelA(b *asmBuf, name, doc string, zmm, bf, strided bool, mr, nv int) {
 	reg, row, vec, nrb := "Y", rowF32, 32, nrYMMByte
 	if zmm {
 		reg, row, vec, nrb = "Z", rowF32, 64, nrZMMByte
@@ -116,13 +146,42 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
 	}
 	bv := func(j int) string { return fmt.Sprintf("%s%d", reg, 2*top+j) }
 	bc := fmt.Sprintf("%s%d", reg, 2*top+2)
-	fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-41\n", doc, name)
-	b.f("MOVQ kp+0(FP), CX")
-	b.f("MOVQ a+8(FP), AX")
-	b.f("MOVQ b+16(FP), BX")
-	b.f("MOVQ c+24(FP), DX")
-	b.f("MOVQ ldc+32(FP), SI")
-	b.f("MOVBLZX load+40(FP), DI")
+	bases := []string{"AX", "R11", "R12", "R13"}
+	aAddr := func(r int) string { return fmt.Sprintf("%d(AX)", r*row) }
+	if strided {
+		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-49\n", doc, name)
+		b.f("MOVQ kp+0(FP), CX")
+		b.f("MOVQ a+8(FP), AX")
+		b.f("MOVQ lda+16(FP), R9")
+		b.f("MOVQ b+24(FP), BX")
+		b.f("MOVQ c+32(FP), DX")
+		b.f("MOVQ ldc+40(FP), SI")
+		b.f("MOVBLZX load+48(FP), DI")
+		b.f("LEAQ (R9)(R9*2), R10")
+		for g := 1; g < (mr+3)/4; g++ {
+			b.f("LEAQ (%s)(R9*4), %s", bases[g-1], bases[g])
+		}
+		aAddr = func(r int) string {
+			base := bases[r/4]
+			switch r % 4 {
+			case 1:
+				return fmt.Sprintf("(%s)(R9*1)", base)
+			case 2:
+				return fmt.Sprintf("(%s)(R9*2)", base)
+			case 3:
+				return fmt.Sprintf("(%s)(R10*1)", base)
+			}
+			return fmt.Sprintf("(%s)", base)
+		}
+	} else {
+		fmt.Fprintf(&b.Buffer, "\n%s\nTEXT ·%s(SB), NOSPLIT, $0-41\n", doc, name)
+		b.f("MOVQ kp+0(FP), CX")
+		b.f("MOVQ a+8(FP), AX")
+		b.f("MOVQ b+16(FP), BX")
+		b.f("MOVQ c+24(FP), DX")
+		b.f("MOVQ ldc+32(FP), SI")
+		b.f("MOVBLZX load+40(FP), DI")
+	}
 	b.f("TESTQ DI, DI")
 	b.f("JZ %s_zero", name)
 	b.f("MOVQ DX, R8")
@@ -154,7 +213,7 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
 	}
 	for r := range mr {
 		if bf {
-			b.f("VPBROADCASTD %d(AX), %s", r*row, bc)
+			b.f("VPBROADCASTD %s, %s", aAddr(r), bc)
 			for j := range nv {
 				d, s1, s2 := 2*r+j, 2*top+j, 2*top+2
 				var bs []string
@@ -171,6 +230,11 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
 		}
 	}
 	b.f("ADDQ $4, AX")
+	if strided {
+		for g := 1; g < (mr+3)/4; g++ {
+			b.f("ADDQ $4, %s", bases[g])
+		}
+	}
 	b.f("ADDQ $%d, BX", nrb)
 	b.f("DECQ CX")
 	b.f("JNZ %s_loop", name)
@@ -216,6 +280,15 @@ func generate() []byte {
 	for mr := mrZMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernBF16n16r%d", mr), fmt.Sprintf(`// func kernBF16n16r%d(kp int, a, b *uint32, c *float32, ldc int, load bool)
 // AVX512_BF16: kernBF16r%d on a panel of 16 columns (one ZMM of B).`, mr, mr), true, true, mr, 1)
+	}
+	for i, name := range stridedFamilies {
+		nv := 2 - i
+		for mr := mrZMM; mr >= 1; mr-- {
+			kernelA(&b, fmt.Sprintf("%sr%d", name, mr), fmt.Sprintf(`// func %sr%d%s
+// AVX512_BF16: kernBF16%sr%d reading A in place: row r's pairs at a +
+// r*lda bytes (bf16 values already converted, reduction steps
+// contiguous), no packed panel.`, name, mr, stridedSig, map[int]string{1: "n16", 2: ""}[nv], mr), true, true, true, mr, nv)
+		}
 	}
 	for mr := mrZMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernF32x512r%d", mr), fmt.Sprintf(`// func kernF32x512r%d(kp int, a, b *float32, c *float32, ldc int, load bool)
@@ -332,6 +405,65 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("RET")
 	}
 	transpose16(b)
+	copyRuns(b)
+}
+
+// copyRuns writes copyRuns, the copy of runs of bf16 values already
+// converted (bf16.Converted) into the rows of an A panel.
+func copyRuns(b *asmBuf) {
+	b.WriteString(`
+// func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, nd int)
+// For each row r < rows and each of the nd runs d[i] = (to, from, full,
+// mask): copies 32*full bf16 values from src + r*lds bytes + 2*from to
+// dst + r*ldd bytes + 2*to, then the values of the low 32-bit mask of
+// the next 32 (masked loads and stores, AVX512BW: nothing past them is
+// read or written). The runs of a convolution's reduction steps (a few
+// dozen values each) into an A panel's rows, in one call per panel.
+TEXT ·copyRuns(SB), NOSPLIT, $0-56
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ lds+24(FP), R9")
+	b.f("MOVQ rows+32(FP), BX")
+	b.f("MOVQ d+40(FP), R10")
+	b.f("MOVQ nd+48(FP), R11")
+	b.f("TESTQ BX, BX")
+	b.f("JZ copyRuns_done")
+	b.f("TESTQ R11, R11")
+	b.f("JZ copyRuns_done")
+	b.label("copyRuns_row")
+	b.f("MOVQ R10, R12")
+	b.f("MOVQ R11, R13")
+	b.label("copyRuns_run")
+	b.f("MOVQ 0(R12), AX")
+	b.f("MOVQ 8(R12), R8")
+	b.f("MOVQ 16(R12), CX")
+	b.f("KMOVD 24(R12), K1")
+	b.f("LEAQ (DI)(AX*2), AX")
+	b.f("LEAQ (SI)(R8*2), R8")
+	b.f("TESTQ CX, CX")
+	b.f("JZ copyRuns_tail")
+	b.label("copyRuns_full")
+	b.f("VMOVDQU64 (R8), Z0")
+	b.f("VMOVDQU64 Z0, (AX)")
+	b.f("ADDQ $64, R8")
+	b.f("ADDQ $64, AX")
+	b.f("DECQ CX")
+	b.f("JNZ copyRuns_full")
+	b.label("copyRuns_tail")
+	b.f("VMOVDQU16.Z (R8), K1, Z0")
+	b.f("VMOVDQU16 Z0, K1, (AX)")
+	b.f("ADDQ $32, R12")
+	b.f("DECQ R13")
+	b.f("JNZ copyRuns_run")
+	b.f("ADDQ DX, DI")
+	b.f("ADDQ R9, SI")
+	b.f("DECQ BX")
+	b.f("JNZ copyRuns_row")
+	b.label("copyRuns_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
 }
 
 // transpose16 writes transpose16, the transposition of cvtPairs16's

@@ -180,6 +180,8 @@ type scratch struct {
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
 	runsB   [kc][2]int32 // and in B
+	// runD are copyRuns's runs of a converted A's block (runDescs).
+	runD [kc][4]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
 	// panel's column offsets: here rather than on the stack, where Go
 	// would clear 4 KiB in every call.
@@ -304,20 +306,37 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 		for k0 := 0; k0 < kt; k0 += kc {
 			kb := min(kc, kt-k0)
 			var rsA, rsB [][2]int32
-			oa := offA[:kb]
-			if pb != nil {
+			oa, ob := offA[:kb], offB[:kb]
+			switch {
+			case pb != nil:
 				// A's offsets and runs, as Pack computed them.
 				bi := k0 / kc
 				oa = pb.offA[k0 : k0+kb]
 				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
-			} else {
+			case pa != nil:
+				// B's offsets, as PackA computed them.
+				ob = pa.offB[k0 : k0+kb]
+			default:
 				kOffsets(&s, k0, kb, offA[:], offB[:])
-				if bfPairs && (hasAsmPack || ah != nil) && pa == nil && mayRun(&s, s.AK, s.AK2) {
+				if bfPairs && (hasAsmPack || ah != nil) && mayRun(&s, s.AK, s.AK2) {
 					rsA = runs(offA[:kb], sc.runsA[:])
 				}
 			}
 			if bfPairs && hasAsmPack && bs != nil && mayRun(&s, s.BK, s.BK2) {
-				rsB = runs(offB[:kb], sc.runsB[:])
+				rsB = runs(ob, sc.runsB[:])
+			}
+			// A converted A in runs: the panels copy the runs with
+			// copyRuns, one call per panel.
+			// Or, when the runs hold whole pairs, the kernels read the
+			// converted A in place (inPlace: no packing).
+			nd := 0
+			direct := ah != nil && bfPairs && hasAsmPack && inPlace(kb, rsA)
+			if !direct && ah != nil && bfPairs && hasAsmPack && longRuns(kb, rsA) {
+				nd = runDescs(&sc.runD, oa, rsA)
+			}
+			var rsD [][2]int32 // the runs the kernels read in place
+			if direct {
+				rsD = rsA
 			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
@@ -327,7 +346,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				blockB, cur = pb.words[cur:cur+w], cur+w
 			} else {
 				blockB = bufB[:]
-				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
+				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, ob, rsB, colB, sc)
 			}
 			// The rows: m in panels (aPanels) inside each (m2, m3), so
 			// that a panel's rows of C are CM apart.
@@ -348,9 +367,20 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
 					rows = panelRows(s.M, np, pi)
 					aPanel := bufA[:]
+					var ad []uint16 // A's rows read in place (direct)
 					switch {
+					case direct:
+						ad = ah[m0*s.AM:]
 					case pa != nil:
 						aPanel = pa.aPanel(k0, mo*np+pi)
+					case nd > 0:
+						copyRuns(&bufA[0], rowWords*4, &ah[m0*s.AM], s.AM*2, rows, &sc.runD[0], nd)
+						if kb%2 == 1 {
+							// The odd step's pair member: 0.
+							for r := range rows {
+								bufA[r*rowWords+kb/2] &= 0xffff
+							}
+						}
 					case ah != nil:
 						packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
 					default:
@@ -364,7 +394,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
-							kern(t, rows, pw, steps, &aPanel[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+							kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
 						w := min(pw, ncb-j)
@@ -379,7 +409,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 								}
 							}
 						}
-						kern(t, rows, pw, steps, &aPanel[0], &panel[0], &tile[0], pw*4, load)
+						kernPanel(t, rows, pw, steps, &aPanel[0], ad, s.AM*2, oa, rsD, panel, &tile[0], pw*4, load)
 						for r := range rows {
 							for c := range w {
 								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
@@ -464,6 +494,18 @@ func packB16(dst []uint32, bh []uint16, colB []int, offB []int, bfPairs bool) {
 			i += nr
 		}
 	}
+}
+
+// runDescs sets d to copyRuns's runs (to, from, full, mask) for the
+// runs rs of a block's reduction offsets off (A's, from the row's
+// first value): run i's len values from off[first] go to the row's
+// value first, in full chunks of 32 and a tail of len%32 (its mask).
+func runDescs(d *[kc][4]int, off []int, rs [][2]int32) int {
+	for i, r := range rs {
+		n := int(r[1])
+		d[i] = [4]int{int(r[0]), off[r[0]], n / 32, 1<<(n%32) - 1}
+	}
+	return len(rs)
 }
 
 // packA16 is packA from operand values already converted to bf16: in
@@ -610,6 +652,10 @@ type Packed struct {
 	offA   []int
 	runsA  [][2]int32
 	runsAt []int
+	// offB are B's offsets of the reduction steps (PackA: the same for
+	// every call, which packs B: the weight gradients' K of up to
+	// 32768 steps took 3-4% of the bf16 ResNet step in kOffsets).
+	offB []int
 }
 
 // Pack converts and packs operand b of Gemm(c, a, b, s) into p, for the
@@ -729,6 +775,47 @@ func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load b
 	default:
 		kernGo(rows, steps, a, b, c, ldc, load)
 	}
+}
+
+// kernPanel runs the kernel of tier t on an m panel of rows and a B
+// panel of width pw: from the packed A panel a, or (ad not nil) reading
+// a converted A in place: row r at ad[r*lda/2:], the block's steps in
+// runs rs of offsets off, each of whole pairs (inPlace), one kernel
+// call per run, the calls after the first adding to the C they stored
+// (the same sums in the same order: C is float32 between the calls).
+func kernPanel(t Tier, rows, pw, steps int, a *uint32, ad []uint16, lda int, off []int, rs [][2]int32, panel []uint32, c *float32, ldc int, load bool) {
+	if ad == nil {
+		kern(t, rows, pw, steps, a, &panel[0], c, ldc, load)
+		return
+	}
+	for i, r := range rs {
+		if pw == 16 {
+			kernBF16n16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
+		} else {
+			kernBF16aRows(rows, int(r[1])/2, &ad[off[r[0]]], lda, &panel[int(r[0])/2*pw], c, ldc, load || i > 0)
+		}
+	}
+}
+
+// minInPlace is the shortest average run (in steps) that the kernels
+// read in place when a block has several (each run costs a load and a
+// store of the tile of C).
+const minInPlace = 32
+
+// inPlace reports whether the kernels read a converted A's block of kb
+// steps in runs rs in place: every run starts at an even step and has
+// an even length (whole pairs: a pair's values are adjacent in A), and
+// the block is one run or runs of average length at least minInPlace.
+func inPlace(kb int, rs [][2]int32) bool {
+	if len(rs) == 0 || len(rs) > 1 && kb/len(rs) < minInPlace {
+		return false
+	}
+	for _, r := range rs {
+		if r[0]%2 != 0 || r[1]%2 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // panelWidth is the width of the B panel at the last rem columns of a

@@ -59,6 +59,12 @@ func layouts() []layout {
 	// C columns strided, rows contiguous: not swapped with M2 (the tile).
 	add("m2colsC", Shape{M: 5, N: 7, K: 9, CM: 1, CN: 20, AM: 9, AK: 1, BK: 1, BN: 9, M2: 4, CM2: 5, AM2: 45})
 	add("m2A1", Shape{M: 20, N: 33, K: 40, CM: 33, CN: 1, AM: 1, AK: 20, BK: 33, BN: 1, M2: 2, CM2: 20 * 33, AM2: 800})
+	// Runs of the lengths copyRuns meets with a converted A (a masked
+	// tail only, whole chunks of 32, both; odd reductions, a run across
+	// two k blocks), rows at odd offsets, several panels.
+	for _, k := range []int{8, 31, 32, 33, 64, 77, 100} {
+		add(fmt.Sprintf("runs%d", k), Shape{M: 23, N: 20, K: k, CM: 20, CN: 1, AM: 3*k + 7, AK: 1, BK: 1, BN: 3 * k, K2: 3, AK2: k + 3, BK2: k})
+	}
 	add("m3empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, M2: 2, CM2: 12, M3: 2, CM3: 24, Overwrite: true})
 	return out
 }

@@ -39,3 +39,6 @@ func cvtN(dst *uint16, src *float32, n int)
 
 //go:noescape
 func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)
+
+//go:noescape
+func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, nd int)

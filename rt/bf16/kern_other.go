@@ -18,3 +18,7 @@ const hasAsmPack = false
 func cvtN(*uint16, *float32, int) { panic("bf16: no assembly in this build") }
 
 func transpose16(*uint32, int, *uint32, int, int) { panic("bf16: no assembly in this build") }
+
+func copyRuns(*uint32, int, *uint16, int, int, *[4]int, int) {
+	panic("bf16: no assembly in this build")
+}

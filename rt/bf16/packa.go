@@ -46,6 +46,10 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 		p.words = make([]uint32, total)
 	}
 	p.words = p.words[:total]
+	if cap(p.offB) < kt {
+		p.offB = make([]int, kt)
+	}
+	p.offB = p.offB[:kt]
 	_, an, _ := s.spans()
 	all := unsafe.Slice(ap, an)
 	sc := getScratch()
@@ -55,6 +59,7 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 	for k0 := 0; k0 < kt; k0 += kc {
 		kb := min(kc, kt-k0)
 		kOffsets(&s, k0, kb, offA[:], offB[:])
+		copy(p.offB[k0:], offB[:kb])
 		var rsA [][2]int32
 		if bfPairs && hasAsmPack && mayRun(&s, s.AK, s.AK2) {
 			rsA = runs(offA[:kb], sc.runsA[:])
