@@ -230,7 +230,9 @@ func ocannlMap27AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX512(c, x0, x1 *float32) {
@@ -243,20 +245,18 @@ func ocannlMap30AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
-}
+func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+}
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
-}
+func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
@@ -270,29 +270,31 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
-}
+func ocannlMap40AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
-
-// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
 }
 
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
+
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+func ocannlMap43AVX512(c *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+}
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap45AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
 }
 
@@ -312,12 +314,12 @@ func ocannlMap48AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
-}
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+func ocannlMap50AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0, x1 *float32) {
@@ -345,24 +347,19 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
-}
+func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
 
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
-
-// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
+func ocannlMap57AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
 }
 
-// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
 
-// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
+// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap60AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -528,7 +525,7 @@ func ocannlMap27AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
@@ -537,16 +534,16 @@ func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 cal
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
@@ -561,27 +558,27 @@ func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 cal
 func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap44AVX2 called without assembly")
+}
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap45AVX2 called without assembly")
-}
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
@@ -593,10 +590,10 @@ func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 cal
 func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
@@ -614,22 +611,19 @@ func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 cal
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
-
-// ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

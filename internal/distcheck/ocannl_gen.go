@@ -3089,17 +3089,14 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -3179,10 +3176,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
@@ -3193,23 +3187,20 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -3220,23 +3211,20 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -3247,7 +3235,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [2][16]float32
 	var net_a1_2 [2][16]float32
@@ -3265,13 +3253,10 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	var train_1 [2][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [2][16]float32
 	var net_a1_2_grad [2][16]float32
 	var net_a1_grad [2][16]float32
-	var net_a2_1_grad [2][16]float32
 	var net_a2_2_grad [2][16]float32
 	var net_a2_grad [2][16]float32
-	var train_cross_entropy_1_logits_1_grad [2][4]float32
 	var train_cross_entropy_1_logits_grad [2][4]float32
 	var train_cross_entropy_1_m_grad [2][1]float32
 	var train_cross_entropy_1_z_grad [2][4]float32
@@ -3618,23 +3603,14 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -3642,20 +3618,20 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -3665,11 +3641,11 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -3679,16 +3655,16 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -3712,15 +3688,6 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3729,12 +3696,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
-			acc12 += net_a2_2_gradRow4[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -3742,18 +3709,18 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=2: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm1AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm1AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -3762,28 +3729,28 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=2 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm2AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -3808,15 +3775,6 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3825,12 +3783,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
-			acc14 += net_a1_2_gradRow4[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -3839,10 +3797,10 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -4325,17 +4283,14 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -4415,10 +4370,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
@@ -4429,23 +4381,20 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -4456,23 +4405,20 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -4483,7 +4429,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [4][16]float32
 	var net_a1_2 [4][16]float32
@@ -4501,13 +4447,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	var train_1 [4][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [4][16]float32
 	var net_a1_2_grad [4][16]float32
 	var net_a1_grad [4][16]float32
-	var net_a2_1_grad [4][16]float32
 	var net_a2_2_grad [4][16]float32
 	var net_a2_grad [4][16]float32
-	var train_cross_entropy_1_logits_1_grad [4][4]float32
 	var train_cross_entropy_1_logits_grad [4][4]float32
 	var train_cross_entropy_1_m_grad [4][1]float32
 	var train_cross_entropy_1_z_grad [4][4]float32
@@ -4861,27 +4804,18 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
+	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -4889,20 +4823,20 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -4912,11 +4846,11 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -4926,16 +4860,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -4959,15 +4893,6 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4976,16 +4901,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce6AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
-		net_a2_2_gradRow5 := &net_a2_2_grad[2]
-		net_a2_2_gradRow6 := &net_a2_2_grad[3]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
+		net_a2_2_gradRow4 := &net_a2_2_grad[2]
+		net_a2_2_gradRow5 := &net_a2_2_grad[3]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
 			acc12 += net_a2_2_gradRow4[i1]
 			acc12 += net_a2_2_gradRow5[i1]
-			acc12 += net_a2_2_gradRow6[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -4993,18 +4918,18 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -5013,28 +4938,28 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=4 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -5059,15 +4984,6 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -5076,16 +4992,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce6AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
-		net_a1_2_gradRow5 := &net_a1_2_grad[2]
-		net_a1_2_gradRow6 := &net_a1_2_grad[3]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
+		net_a1_2_gradRow4 := &net_a1_2_grad[2]
+		net_a1_2_gradRow5 := &net_a1_2_grad[3]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
 			acc14 += net_a1_2_gradRow4[i1]
 			acc14 += net_a1_2_gradRow5[i1]
-			acc14 += net_a1_2_gradRow6[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -5094,10 +5010,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -5580,17 +5496,14 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -5670,10 +5583,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
@@ -5684,23 +5594,20 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -5711,23 +5618,20 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -5738,7 +5642,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [6][16]float32
 	var net_a1_2 [6][16]float32
@@ -5756,13 +5660,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	var train_1 [6][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [6][16]float32
 	var net_a1_2_grad [6][16]float32
 	var net_a1_grad [6][16]float32
-	var net_a2_1_grad [6][16]float32
 	var net_a2_2_grad [6][16]float32
 	var net_a2_grad [6][16]float32
-	var train_cross_entropy_1_logits_1_grad [6][4]float32
 	var train_cross_entropy_1_logits_grad [6][4]float32
 	var train_cross_entropy_1_m_grad [6][1]float32
 	var train_cross_entropy_1_z_grad [6][4]float32
@@ -6116,35 +6017,26 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
+		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
+		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+			gNetB3[i1] += train_cross_entropy_1_logits_gradRow7[i1]
 		}
 	}
 
@@ -6152,20 +6044,20 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -6175,11 +6067,11 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6189,16 +6081,16 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -6222,15 +6114,6 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 6 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6240,23 +6123,23 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0]
 			for i1 := range 16 {
-				gNetB2[i1] += net_a2_2_gradRow7[i1]
+				gNetB2[i1] += net_a2_2_gradRow6[i1]
 			}
 		}
 	}
@@ -6264,18 +6147,18 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=6: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm7AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm7AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -6284,28 +6167,28 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=6 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm8AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm8AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 6 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -6330,15 +6213,6 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 6 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6348,23 +6222,23 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0]
 			for i1 := range 16 {
-				gNetB1[i1] += net_a1_2_gradRow7[i1]
+				gNetB1[i1] += net_a1_2_gradRow6[i1]
 			}
 		}
 	}
@@ -6373,10 +6247,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -6876,17 +6750,14 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -6966,10 +6837,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
@@ -6980,23 +6848,20 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -7007,23 +6872,20 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -7034,7 +6896,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [8][16]float32
 	var net_a1_2 [8][16]float32
@@ -7052,13 +6914,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	var train_1 [8][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [8][16]float32
 	var net_a1_2_grad [8][16]float32
 	var net_a1_grad [8][16]float32
-	var net_a2_1_grad [8][16]float32
 	var net_a2_2_grad [8][16]float32
 	var net_a2_grad [8][16]float32
-	var train_cross_entropy_1_logits_1_grad [8][4]float32
 	var train_cross_entropy_1_logits_grad [8][4]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
 	var train_cross_entropy_1_z_grad [8][4]float32
@@ -7449,15 +7308,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7467,16 +7317,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -7485,18 +7335,18 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=4 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -7505,9 +7355,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float32)(pNetW3[0:16])
@@ -7516,16 +7366,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -7549,15 +7399,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7567,16 +7408,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -7585,18 +7426,18 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -7605,28 +7446,28 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -7651,15 +7492,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7669,16 +7501,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -7688,10 +7520,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -8167,17 +7999,14 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -8257,10 +8086,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
@@ -8271,23 +8097,20 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -8298,23 +8121,20 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -8325,7 +8145,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [2][16]float64
 	var net_a1_2 [2][16]float64
@@ -8343,13 +8163,10 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	var train_1 [2][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [2][16]float64
 	var net_a1_2_grad [2][16]float64
 	var net_a1_grad [2][16]float64
-	var net_a2_1_grad [2][16]float64
 	var net_a2_2_grad [2][16]float64
 	var net_a2_grad [2][16]float64
-	var train_cross_entropy_1_logits_1_grad [2][4]float64
 	var train_cross_entropy_1_logits_grad [2][4]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
 	var train_cross_entropy_1_z_grad [2][4]float64
@@ -8696,23 +8513,14 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -8720,20 +8528,20 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -8743,11 +8551,11 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -8757,16 +8565,16 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -8790,15 +8598,6 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8807,12 +8606,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce20AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
-			acc12 += net_a2_2_gradRow4[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -8820,18 +8619,18 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -8840,28 +8639,28 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=2 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -8886,15 +8685,6 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8903,12 +8693,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce20AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
-			acc14 += net_a1_2_gradRow4[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -8917,10 +8707,10 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -9401,17 +9191,14 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -9491,10 +9278,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
@@ -9505,23 +9289,20 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -9532,23 +9313,20 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -9559,7 +9337,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [4][16]float64
 	var net_a1_2 [4][16]float64
@@ -9577,13 +9355,10 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	var train_1 [4][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [4][16]float64
 	var net_a1_2_grad [4][16]float64
 	var net_a1_grad [4][16]float64
-	var net_a2_1_grad [4][16]float64
 	var net_a2_2_grad [4][16]float64
 	var net_a2_grad [4][16]float64
-	var train_cross_entropy_1_logits_1_grad [4][4]float64
 	var train_cross_entropy_1_logits_grad [4][4]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
 	var train_cross_entropy_1_z_grad [4][4]float64
@@ -9935,27 +9710,18 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
+	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -9963,20 +9729,20 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -9986,11 +9752,11 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -10000,16 +9766,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -10033,15 +9799,6 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -10050,16 +9807,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce23AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
-		net_a2_2_gradRow5 := &net_a2_2_grad[2]
-		net_a2_2_gradRow6 := &net_a2_2_grad[3]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
+		net_a2_2_gradRow4 := &net_a2_2_grad[2]
+		net_a2_2_gradRow5 := &net_a2_2_grad[3]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
 			acc12 += net_a2_2_gradRow4[i1]
 			acc12 += net_a2_2_gradRow5[i1]
-			acc12 += net_a2_2_gradRow6[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -10067,18 +9824,18 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -10087,28 +9844,28 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=4 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -10133,15 +9890,6 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -10150,16 +9898,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce23AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
-		net_a1_2_gradRow5 := &net_a1_2_grad[2]
-		net_a1_2_gradRow6 := &net_a1_2_grad[3]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
+		net_a1_2_gradRow4 := &net_a1_2_grad[2]
+		net_a1_2_gradRow5 := &net_a1_2_grad[3]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
 			acc14 += net_a1_2_gradRow4[i1]
 			acc14 += net_a1_2_gradRow5[i1]
-			acc14 += net_a1_2_gradRow6[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -10168,10 +9916,10 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -10652,17 +10400,14 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -10742,10 +10487,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
@@ -10756,23 +10498,20 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -10783,23 +10522,20 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -10810,7 +10546,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [6][16]float64
 	var net_a1_2 [6][16]float64
@@ -10828,13 +10564,10 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	var train_1 [6][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [6][16]float64
 	var net_a1_2_grad [6][16]float64
 	var net_a1_grad [6][16]float64
-	var net_a2_1_grad [6][16]float64
 	var net_a2_2_grad [6][16]float64
 	var net_a2_grad [6][16]float64
-	var train_cross_entropy_1_logits_1_grad [6][4]float64
 	var train_cross_entropy_1_logits_grad [6][4]float64
 	var train_cross_entropy_1_m_grad [6][1]float64
 	var train_cross_entropy_1_z_grad [6][4]float64
@@ -11186,35 +10919,26 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
+		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
+		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+			gNetB3[i1] += train_cross_entropy_1_logits_gradRow7[i1]
 		}
 	}
 
@@ -11222,20 +10946,20 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -11245,11 +10969,11 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -11259,16 +10983,16 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -11292,15 +11016,6 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 6 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -11310,23 +11025,23 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0]
 			for i1 := range 16 {
-				gNetB2[i1] += net_a2_2_gradRow7[i1]
+				gNetB2[i1] += net_a2_2_gradRow6[i1]
 			}
 		}
 	}
@@ -11334,18 +11049,18 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=6: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm22AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm22AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -11354,28 +11069,28 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=6 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 6 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -11400,15 +11115,6 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 6 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -11418,23 +11124,23 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0]
 			for i1 := range 16 {
-				gNetB1[i1] += net_a1_2_gradRow7[i1]
+				gNetB1[i1] += net_a1_2_gradRow6[i1]
 			}
 		}
 	}
@@ -11443,10 +11149,10 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -11944,17 +11650,14 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
@@ -12034,10 +11737,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
@@ -12048,23 +11748,20 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -12075,23 +11772,20 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -12102,7 +11796,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [8][16]float64
 	var net_a1_2 [8][16]float64
@@ -12120,13 +11814,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	var train_1 [8][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [8][16]float64
 	var net_a1_2_grad [8][16]float64
 	var net_a1_grad [8][16]float64
-	var net_a2_1_grad [8][16]float64
 	var net_a2_2_grad [8][16]float64
 	var net_a2_grad [8][16]float64
-	var train_cross_entropy_1_logits_1_grad [8][4]float64
 	var train_cross_entropy_1_logits_grad [8][4]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
 	var train_cross_entropy_1_z_grad [8][4]float64
@@ -12515,15 +12206,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12533,16 +12215,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
+			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
+			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
+				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
 				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -12551,18 +12233,18 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=4 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float64{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -12571,9 +12253,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=8 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float64)(pNetW3[0:16])
@@ -12582,16 +12264,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
+			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -12615,15 +12297,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12633,16 +12306,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -12651,18 +12324,18 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -12671,28 +12344,28 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=8 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -12717,15 +12390,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12735,16 +12399,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -12754,10 +12418,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}

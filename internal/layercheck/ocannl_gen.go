@@ -1943,7 +1943,6 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //
 //	# zero the gradients
 //	fill objective.net.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill objective.net.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -2021,10 +2020,7 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 //	for i0 in 0..5:  # reduction
@@ -2035,7 +2031,7 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.net.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * x[i0, i2]
+//	      objective.net.w.grad[i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1] * x[i0, i2]
 func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64, pObjectiveNetB *[3]float64, gObjectiveNetW *[12]float64, gObjectiveNetB *[3]float64, loss *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [6][3]float64
 	var objective_cross_entropy_1_logits [6][3]float64
@@ -2048,7 +2044,6 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	var objective_cross_entropy_1_picked [6]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
-	var objective_cross_entropy_1_logits_1_grad [6][3]float64
 	var objective_cross_entropy_1_logits_grad [6][3]float64
 	var objective_cross_entropy_1_m_grad [6][1]float64
 	var objective_cross_entropy_1_z_grad [6][3]float64
@@ -2300,35 +2295,26 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 		}
 	}
 
-	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0+1]
-		objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0+2]
-		objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[i0+3]
+		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0+1]
+		objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0+2]
+		objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0+3]
 		for i1 := range 3 {
 			acc8 := gObjectiveNetB[i1]
+			acc8 += objective_cross_entropy_1_logits_gradRow3[i1]
 			acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
 			acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
 			acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
-			acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
 			gObjectiveNetB[i1] = acc8
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		objective_cross_entropy_1_logits_gradRow8 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[i0]
 		for i1 := range 3 {
-			gObjectiveNetB[i1] += objective_cross_entropy_1_logits_gradRow8[i1]
+			gObjectiveNetB[i1] += objective_cross_entropy_1_logits_gradRow7[i1]
 		}
 	}
 
@@ -2336,10 +2322,10 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+			objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1]
 			gObjectiveNetWRow := (*[4]float64)(gObjectiveNetW[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logits_1_gradV * xRow2[i2]
+				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logits_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -2754,7 +2740,6 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -2843,11 +2828,7 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	    for i2 in 0..6:
 //	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..3:  # reduction
@@ -2860,14 +2841,14 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logits.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logits.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..3:  # reduction
@@ -2888,7 +2869,6 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logits_grad [4][3][7]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
 	var objective_cross_entropy_1_z_grad [4][3][7]float64
@@ -3247,17 +3227,6 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		}
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
-			}
-		}
-	}
-
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3267,14 +3236,14 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow3[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -3284,21 +3253,21 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 7 {
-			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 7 {
-					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 					for i3 := range 5 {
-						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+						gHeadWRow[i3] += objective_cross_entropy_1_logits_gradV * emb_eRow2[i3]
 					}
 				}
 			}
@@ -3310,13 +3279,13 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -3326,27 +3295,27 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV2 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logits_gradV3 := objective_cross_entropy_1_logits_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logits_gradV4 := objective_cross_entropy_1_logits_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logits_gradV5 := objective_cross_entropy_1_logits_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV6 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_gradV6
 					}
 				}
 			}
@@ -4681,7 +4650,6 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -4770,11 +4738,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	    for i2 in 0..6:
 //	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..3:  # reduction
@@ -4787,14 +4751,14 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logits.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logits.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..3:  # reduction
@@ -4815,7 +4779,6 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logits_grad [4][3][7]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
 	var objective_cross_entropy_1_z_grad [4][3][7]float64
@@ -5174,17 +5137,6 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
-			}
-		}
-	}
-
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -5194,14 +5146,14 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow3[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -5211,21 +5163,21 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 7 {
-			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 7 {
-					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 					for i3 := range 5 {
-						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+						gHeadWRow[i3] += objective_cross_entropy_1_logits_gradV * emb_eRow2[i3]
 					}
 				}
 			}
@@ -5237,13 +5189,13 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -5253,27 +5205,27 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV2 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logits_gradV3 := objective_cross_entropy_1_logits_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logits_gradV4 := objective_cross_entropy_1_logits_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logits_gradV5 := objective_cross_entropy_1_logits_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV6 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_gradV6
 					}
 				}
 			}
@@ -5703,7 +5655,6 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -5792,11 +5743,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	    for i2 in 0..6:
 //	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
@@ -5809,14 +5756,14 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logits.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logits.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..1:  # reduction
@@ -5837,7 +5784,6 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logits_grad [2][3][7]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
 	var objective_cross_entropy_1_z_grad [2][3][7]float64
@@ -6200,17 +6146,6 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
-			}
-		}
-	}
-
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6220,14 +6155,14 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow3[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -6238,10 +6173,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		for i1 := range 3 {
 			emb_eRow2 := &emb_e[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+					gHeadWRow[i3] += objective_cross_entropy_1_logits_gradV * emb_eRow2[i3]
 				}
 			}
 		}
@@ -6252,13 +6187,13 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -6268,27 +6203,27 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV2 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logits_gradV3 := objective_cross_entropy_1_logits_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logits_gradV4 := objective_cross_entropy_1_logits_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logits_gradV5 := objective_cross_entropy_1_logits_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV6 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_gradV6
 					}
 				}
 			}
@@ -6939,7 +6874,6 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -7028,11 +6962,7 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	    for i2 in 0..6:
 //	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
@@ -7045,14 +6975,14 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logits.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logits.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..1:  # reduction
@@ -7073,7 +7003,6 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logits_grad [2][3][7]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
 	var objective_cross_entropy_1_z_grad [2][3][7]float64
@@ -7436,17 +7365,6 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		}
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
-			}
-		}
-	}
-
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7456,14 +7374,14 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow3[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
 				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -7474,10 +7392,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		for i1 := range 3 {
 			emb_eRow2 := &emb_e[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+					gHeadWRow[i3] += objective_cross_entropy_1_logits_gradV * emb_eRow2[i3]
 				}
 			}
 		}
@@ -7488,13 +7406,13 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -7504,27 +7422,27 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV2 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logits_gradV3 := objective_cross_entropy_1_logits_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logits_gradV4 := objective_cross_entropy_1_logits_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logits_gradV5 := objective_cross_entropy_1_logits_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logits_gradV6 := objective_cross_entropy_1_logits_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_gradV6
 					}
 				}
 			}
@@ -7883,7 +7801,6 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //
 //	# zero the gradients
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
@@ -7961,10 +7878,7 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@3[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..4:  # reduction
@@ -7975,7 +7889,7 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      head.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * head/x[i0, i2]
+//	      head.w.grad[i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1] * head/x[i0, i2]
 func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHeadB *[3]float64, nObjectiveDropout1Mask *[40]float64, gHeadW *[24]float64, gHeadB *[3]float64, loss *[1]float64) {
 	var head_x [5][8]float64
 	var objective_cross_entropy_1_logits_1 [5][3]float64
@@ -7989,7 +7903,6 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	var objective_cross_entropy_1_picked [5]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
-	var objective_cross_entropy_1_logits_1_grad [5][3]float64
 	var objective_cross_entropy_1_logits_grad [5][3]float64
 	var objective_cross_entropy_1_m_grad [5][1]float64
 	var objective_cross_entropy_1_z_grad [5][3]float64
@@ -8257,29 +8170,20 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 		}
 	}
 
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 5 {
-		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[0]
-	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[1]
-	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[2]
-	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[3]
-	objective_cross_entropy_1_logits_gradRow8 := &objective_cross_entropy_1_logits_grad[4]
+	objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[0]
+	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[1]
+	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[2]
+	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[3]
+	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[4]
 	for i1 := range 3 {
 		acc8 := gHeadB[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow3[i1]
 		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
 		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
 		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
 		acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow8[i1]
 		gHeadB[i1] = acc8
 	}
 
@@ -8287,20 +8191,20 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce16AVX512(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+			ocannlReduce16AVX512(&gHeadW[8*i1], &objective_cross_entropy_1_logits_grad[0][i1], &head_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_grad[0][i1], &head_x[0][0])
 		}
 	} else {
 		for i0 := range 5 {
 			head_xRow3 := &head_x[i0]
 			for i1 := range 3 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+				objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1]
 				gHeadWRow := (*[8]float64)(gHeadW[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gHeadWRow[i2] += objective_cross_entropy_1_logits_1_gradV * head_xRow3[i2]
+					gHeadWRow[i2] += objective_cross_entropy_1_logits_gradV * head_xRow3[i2]
 				}
 			}
 		}
@@ -8899,7 +8803,6 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	fill bn.beta.grad with 0
 //	fill _bn/shift.1.grad with 0
 //	fill bn/shift.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill objective.grad with 0
@@ -8921,12 +8824,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	      for i3 in 0..2:
 //	        _objective.2.grad[i0, i1, i2, i3] += _objective.3.grad[i0, i1, i2, i3] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _objective.1.grad[i0, i1, i2, i3] += _objective.2.grad[i0, i1, i2, i3]
+//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
 //	for i0 in 0..3:  # reduction
@@ -8940,7 +8838,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:
-//	        bn/scale.grad[i3] += x[i0, i1, i2, i3] * _objective.1.grad[i0, i1, i2, i3]
+//	        bn/scale.grad[i3] += x[i0, i1, i2, i3] * _objective.2.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g1 =+ g; g1 is bn.beta.grad
 //	for i0 in 0..2:
@@ -8976,7 +8874,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var bn_scale_grad [3]float64
 	var bn_shift_1_grad [3]float64
 	var bn_shift_grad [3]float64
-	var objective_1_grad [4][5][2][3]float64
 	var objective_2_grad [4][5][2][3]float64
 	var objective_3_grad [4][5][2][3]float64
 	var objective_grad [1]float64
@@ -9174,19 +9071,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		}
 	}
 
-	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				objective_2_gradRow2 := &objective_2_grad[i0][i1][i2]
-				objective_1_gradRow := &objective_1_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_1_gradRow[i3] += objective_2_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -9197,12 +9081,12 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
-				objective_2_gradRow3 := &objective_2_grad[i0][i1][0]
-				objective_2_gradRow4 := &objective_2_grad[i0][i1][1]
+				objective_2_gradRow2 := &objective_2_grad[i0][i1][0]
+				objective_2_gradRow3 := &objective_2_grad[i0][i1][1]
 				for i3 := range 3 {
 					acc4 := bn_shift_grad[i3]
+					acc4 += objective_2_gradRow2[i3]
 					acc4 += objective_2_gradRow3[i3]
-					acc4 += objective_2_gradRow4[i3]
 					bn_shift_grad[i3] = acc4
 				}
 			}
@@ -9212,21 +9096,21 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
 				xRow5 := &x[i0][i1][0]
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+				objective_2_gradRow4 := &objective_2_grad[i0][i1][0]
 				xRow6 := &x[i0][i1][1]
-				objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
+				objective_2_gradRow5 := &objective_2_grad[i0][i1][1]
 				for i3 := range 3 {
 					acc5 := bn_scale_grad[i3]
-					acc5 += xRow5[i3] * objective_1_gradRow2[i3]
-					acc5 += xRow6[i3] * objective_1_gradRow3[i3]
+					acc5 += xRow5[i3] * objective_2_gradRow4[i3]
+					acc5 += xRow6[i3] * objective_2_gradRow5[i3]
 					bn_scale_grad[i3] = acc5
 				}
 			}
