@@ -21,6 +21,11 @@ input x : 5 | 3
 let h0 = {w0} * x + {b0; o=[3]}
 let h1 = h0 + tanh ({w1} * h0)
 let h2 = h1 + ({w2} * h1 + {b2; o=[3]})`, "h2")},
+	{name: "a plus its transpose", src: weighted(`
+input a : 3,3
+let x = tanh a
+let b = x ++ "ij => ji"
+let v = x + b`, "v")},
 	{name: "sum of sums", src: weighted(`
 input a : 2,3
 input b : 2,3

@@ -15,9 +15,10 @@ import (
 //   - when nothing writes t after the copy and nothing writes s from the
 //     copy to t's last read, t's loads become loads of s (s keeps its
 //     buffer and t's is never touched);
-//   - else, when s is not touched after the copy and is not kept, t
-//     becomes s from the copy on (its later contributions add into s's
-//     buffer).
+//   - else, when s is not kept and, after the copy, only read and only
+//     before t's next write, t becomes s from the copy on (its later
+//     contributions add into s's buffer once s's last reader has run: a
+//     residual stream's gradient, read by its branch, then summed into).
 //
 // The copy (and its fill) goes. t and s are unpadded float arrays, t is
 // not in keep (the kernel's parameters and outputs), and the copy reads s
@@ -116,8 +117,18 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 		}
 	}
 	if mode == 0 {
-		// s dead after the copy: t becomes s.
-		if keep[s] || touchedAfter(q, copyAt, s) {
+		// s only read after the copy, and only before t's next write: t
+		// becomes s.
+		firstW := stmtRef{-1, -1}
+		for _, r := range rest {
+			written := false
+			visitStmtWrites(stmt(r), func(u int) { written = written || u == t })
+			if written {
+				firstW = r
+				break
+			}
+		}
+		if keep[s] || firstW.op < 0 || !sReadOnlyBefore(q, copyAt, firstW, s) {
 			return false
 		}
 		mode = 2
@@ -149,19 +160,29 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 	return true
 }
 
-// touchedAfter reports whether a top-level statement after at touches t.
-func touchedAfter(q *Program, at stmtRef, t int) bool {
+// sReadOnlyBefore reports whether every top-level statement after at
+// that touches s only reads it and comes before w.
+func sReadOnlyBefore(q *Program, at, w stmtRef, s int) bool {
+	passed := false
 	for oi := at.op; oi < len(q.Ops); oi++ {
-		for i, s := range q.Ops[oi].Body {
+		for i, st := range q.Ops[oi].Body {
 			if oi == at.op && i <= at.i {
 				continue
 			}
-			if Touches(s, t) {
-				return true
+			if oi == w.op && i == w.i {
+				passed = true
+			}
+			if !Touches(st, s) {
+				continue
+			}
+			written := false
+			visitStmtWrites(st, func(u int) { written = written || u == s })
+			if passed || written {
+				return false
 			}
 		}
 	}
-	return false
+	return true
 }
 
 // renameTensor is s (copied) with tensor from replaced by to: in loads

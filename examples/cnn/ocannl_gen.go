@@ -1034,9 +1034,9 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
 //	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
-//	train.cross_entropy#1/logits.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [32 4] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [32 4] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -1207,9 +1207,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	fill net.head/x.grad with 0
 //	fill net.head.w.grad with 0
 //	fill net.head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -1238,10 +1236,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..31:
@@ -1260,17 +1255,14 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	# backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@10 with 4
@@ -1283,14 +1275,14 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..3:
-//	    net.head.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.head.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 //	for i0 in 0..31:  # reduction
@@ -1298,7 +1290,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
+//	          net.head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 //	for i0 in 0..31:
@@ -1306,7 +1298,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 //	for i0 in 0..31:
@@ -1798,9 +1790,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadB = [4]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_m_grad = [32][1]float32{}
-	scratch.train_cross_entropy_1_z_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_logp_1_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [32][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [32][1]float32{}
@@ -1836,15 +1826,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1854,10 +1835,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
@@ -1881,34 +1862,25 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
@@ -1950,7 +1922,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		train_cross_entropy_1_m_argmax_10V := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r7 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
@@ -1960,29 +1932,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			if r7 != 0 {
 				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r8
+			train_cross_entropy_1_logp_gradRow5[i1] += r8
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc11 := gNetHeadB[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetHeadB[i1] = acc11
 			}
 		}
@@ -1991,20 +1963,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		*gNetHeadW = [1600]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						net_head_xRow3 := &scratch.net_head_x[i0][i2][i3]
 						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						for i4 := range 16 {
-							gNetHeadWRow[i4] += train_cross_entropy_1_logits_gradV * net_head_xRow3[i4]
+							gNetHeadWRow[i4] += train_cross_entropy_1_logp_gradV * net_head_xRow3[i4]
 						}
 					}
 				}
@@ -2015,20 +1987,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else {
 		scratch.net_head_x_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						net_head_x_gradRow := &scratch.net_head_x_grad[i0][i2][i3]
 						for i4 := range 16 {
-							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_gradV2
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -2442,9 +2414,7 @@ type ocannlCNNBackwardScratch struct {
 	net_max_pool_1_y_grad             [32][8][8][8]float32
 	net_head_x_1_grad                 [32][5][5][16]float32
 	net_head_x_grad                   [32][5][5][16]float32
-	train_cross_entropy_1_logits_grad [32][4]float32
 	train_cross_entropy_1_m_grad      [32][1]float32
-	train_cross_entropy_1_z_grad      [32][4]float32
 	train_cross_entropy_1_logp_1_grad [32][4]float32
 	train_cross_entropy_1_logp_2_grad [32][1]float32
 	train_cross_entropy_1_logp_3_grad [32][1]float32

@@ -5697,9 +5697,9 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.linear#1.w.grad: [3 12] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -5931,9 +5931,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5962,10 +5960,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -5984,17 +5979,14 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@18 with 3
@@ -6007,26 +5999,26 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..11:
-//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net.linear#1/x[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..11:
-//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..3:
@@ -6608,9 +6600,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	scratch.net_linear_1_x_grad = [4][12]float64{}
 	*gNetLinear1W = [36]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
@@ -6646,22 +6636,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
@@ -6684,28 +6665,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc12 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
@@ -6739,7 +6711,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r11 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
@@ -6749,22 +6721,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			if r11 != 0 {
 				r12 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r12
 		}
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[3]
 	for i1 := range 3 {
 		acc14 := gNetLinear1B[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetLinear1B[i1] = acc14
 	}
 
@@ -6772,20 +6744,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce1AVX512(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_grad[0][i1], &scratch.net_linear_1_x[0][0])
+			ocannlReduce1AVX512(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_grad[0][i1], &scratch.net_linear_1_x[0][0])
+			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetLinear1WRow := (*[12]float64)(gNetLinear1W[12*i1 : 12*i1+12])
 				for i2 := range 12 {
-					gNetLinear1WRow[i2] += train_cross_entropy_1_logits_gradV * net_linear_1_xRow3[i2]
+					gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i2]
 				}
 			}
 		}
@@ -6795,11 +6767,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce2AVX512(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX512(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6808,14 +6780,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		pNetLinear1WRow4 := (*[12]float64)(pNetLinear1W[24:36])
 		for i0 := range 4 {
 			net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][2]
+			train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 12 {
 				acc15 := net_linear_1_x_gradRow[i2]
-				acc15 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_gradV2
-				acc15 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_gradV3
-				acc15 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_gradV4
+				acc15 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+				acc15 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+				acc15 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 				net_linear_1_x_gradRow[i2] = acc15
 			}
 		}
@@ -7346,9 +7318,7 @@ type ocannlLeNetBackwardScratch struct {
 	net_dense_1_x_grad                [4][16]float64
 	net_linear_1_x_2_grad             [4][12]float64
 	net_linear_1_x_grad               [4][12]float64
-	train_cross_entropy_1_logits_grad [4][3]float64
 	train_cross_entropy_1_m_grad      [4][1]float64
-	train_cross_entropy_1_z_grad      [4][3]float64
 	train_cross_entropy_1_logp_1_grad [4][3]float64
 	train_cross_entropy_1_logp_2_grad [4][1]float64
 	train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -9011,9 +8981,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.linear#1.w.grad: [3 2 2 6] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -9274,9 +9244,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	fill net.vgg_block#1.max_pool#1/y.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -9305,10 +9273,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -9327,17 +9292,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@18 with 3
@@ -9350,14 +9312,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
@@ -9365,7 +9327,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * net.vgg_block#1.max_pool#1/y[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.vgg_block#1.max_pool#1/y[i0, i2, i3, i4]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g2 =+ v1 * g; g2 is net.vgg_block#1.max_pool#1/y.grad
 //	for i0 in 0..1:
@@ -9373,7 +9335,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.vgg_block#1.max_pool#1/y.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          net.vgg_block#1.max_pool#1/y.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): net.vgg_block#1.max_pool#1/y.argmax@15 = 4 (no winner yet)
 //	fill net.vgg_block#1.max_pool#1/y.argmax@15 with 4
@@ -10180,9 +10142,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	scratch.net_vgg_block_1_max_pool_1_y_grad = [2][2][2][6]float64{}
 	*gNetLinear1W = [72]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
@@ -10218,22 +10178,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
@@ -10256,28 +10207,19 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc12 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
@@ -10311,7 +10253,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r7 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
@@ -10321,18 +10263,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			if r7 != 0 {
 				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r8
+			train_cross_entropy_1_logp_gradRow5[i1] += r8
 		}
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc14 := gNetLinear1B[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc14
 	}
 
@@ -10340,22 +10282,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce13AVX512(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX512(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						net_vgg_block_1_max_pool_1_yRow3 := &scratch.net_vgg_block_1_max_pool_1_y[i0][i2][i3]
 						gNetLinear1WRow := (*[6]float64)(gNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						for i4 := range 6 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
 						}
 					}
 				}
@@ -10367,22 +10309,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce14AVX512(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce14AVX512(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetLinear1WRow2 := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						net_vgg_block_1_max_pool_1_y_gradRow := &scratch.net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
 						for i4 := range 6 {
-							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_gradV2
+							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -11078,9 +11020,7 @@ type ocannlVGGBackwardScratch struct {
 	net_vgg_block_1_max_pool_1_x_1_grad    [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_x_grad      [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_grad      [2][2][2][6]float64
-	train_cross_entropy_1_logits_grad      [2][3]float64
 	train_cross_entropy_1_m_grad           [2][1]float64
-	train_cross_entropy_1_z_grad           [2][3]float64
 	train_cross_entropy_1_logp_1_grad      [2][3]float64
 	train_cross_entropy_1_logp_2_grad      [2][1]float64
 	train_cross_entropy_1_logp_3_grad      [2][1]float64
@@ -12076,9 +12016,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.linear#1.w.grad: [3 8] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -12293,9 +12233,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -12324,10 +12262,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -12346,17 +12281,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@17 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@17 with 3
@@ -12369,26 +12301,26 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@17[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@17[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net.linear#1/x[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2]
 //
 //	# backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 14 (net.linear#1/x = pointwise "/." of net.global_avg_pool#1/s, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.global_avg_pool#1/s.grad
 //	for i0 in 0..1:
@@ -12992,9 +12924,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	scratch.net_linear_1_x_grad = [2][8]float64{}
 	*gNetLinear1W = [24]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
@@ -13030,22 +12960,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc10 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc10 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc10 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc10
 	}
@@ -13068,28 +12989,19 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc11
 	}
@@ -13123,7 +13035,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_17V := scratch.train_cross_entropy_1_m_argmax_17[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_17V {
@@ -13133,18 +13045,18 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			if r6 != 0 {
 				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
+			train_cross_entropy_1_logp_gradRow5[i1] += r7
 		}
 	}
 
 	// backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc13 := gNetLinear1B[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc13 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc13 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc13
 	}
 
@@ -13152,10 +13064,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i1 : 8*i1+8])
 			for i2 := range 8 {
-				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_gradV * net_linear_1_xRow3[i2]
+				gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i2]
 			}
 		}
 	}
@@ -13167,14 +13079,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[16:24])
 	for i0 := range 2 {
 		net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][1]
-		train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 8 {
 			acc14 := net_linear_1_x_gradRow[i2]
-			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_gradV2
-			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_gradV3
-			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_gradV4
+			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_linear_1_x_gradRow[i2] = acc14
 		}
 	}
@@ -13701,9 +13613,7 @@ type ocannlResNetBackwardScratch struct {
 	net_global_avg_pool_1_x_grad      [2][4][4][8]float64
 	net_global_avg_pool_1_s_grad      [2][8]float64
 	net_linear_1_x_grad               [2][8]float64
-	train_cross_entropy_1_logits_grad [2][3]float64
 	train_cross_entropy_1_m_grad      [2][1]float64
-	train_cross_entropy_1_z_grad      [2][3]float64
 	train_cross_entropy_1_logp_1_grad [2][3]float64
 	train_cross_entropy_1_logp_2_grad [2][1]float64
 	train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -14319,9 +14229,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	fill head/x.grad with 0
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -14350,10 +14258,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -14372,17 +14277,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@7 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@7 with 4
@@ -14395,14 +14297,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@7[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@7[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    head.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    head.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..1:  # reduction
@@ -14410,7 +14312,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..2:
-//	          head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * head/x[i0, i2, i3, i4]
+//	          head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * head/x[i0, i2, i3, i4]
 //
 //	# backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 //	for i0 in 0..1:
@@ -14418,7 +14320,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..2:
-//	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
 //	for i0 in 0..1:
@@ -14463,9 +14365,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var train_3 [1]float64
 	var head_x_1_grad [2][6][6][3]float64
 	var head_x_grad [2][6][6][3]float64
-	var train_cross_entropy_1_logits_grad [2][4]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][4]float64
 	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -14692,22 +14592,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc6 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc6 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc6 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc6
 	}
@@ -14730,28 +14621,19 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc7
 	}
@@ -14785,7 +14667,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_7V := train_cross_entropy_1_m_argmax_7[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r4 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_7V {
@@ -14795,38 +14677,38 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 			if r4 != 0 {
 				r5 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r5
+			train_cross_entropy_1_logp_gradRow5[i1] += r5
 		}
 	}
 
 	// backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc9 := gHeadB[i1]
-		acc9 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc9 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc9 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc9 += train_cross_entropy_1_logp_gradRow7[i1]
 		gHeadB[i1] = acc9
 	}
 
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 	// float64 broadcast kernel M=4 N=108 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logits_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logits_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else {
 		*gHeadW = [432]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 6 {
 					for i3 := range 6 {
 						head_xRow3 := &head_x[i0][i2][i3]
 						gHeadWRow := (*[3]float64)(gHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
 						for i4 := range 3 {
-							gHeadWRow[i4] += train_cross_entropy_1_logits_gradV * head_xRow3[i4]
+							gHeadWRow[i4] += train_cross_entropy_1_logp_gradV * head_xRow3[i4]
 						}
 					}
 				}
@@ -14837,19 +14719,19 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 	// float64 broadcast kernel M=2 N=108 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 6 {
 					for i3 := range 6 {
 						pHeadWRow2 := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
 						head_x_gradRow := &head_x_grad[i0][i2][i3]
 						for i4 := range 3 {
-							head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logits_gradV2
+							head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -16262,9 +16144,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -16293,10 +16173,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -16315,17 +16192,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@14 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@14 with 2
@@ -16338,14 +16212,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@14[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@14[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
@@ -16353,7 +16227,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..2:
 //	      for i3 in 0..2:
 //	        for i4 in 0..4:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * net.linear#1/x[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2, i3, i4]
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
@@ -16361,7 +16235,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..2:
 //	      for i3 in 0..2:
 //	        for i4 in 0..4:
-//	          net.linear#1/x.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          net.linear#1/x.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 11 (net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.avg_pool#1/y.grad
 //	for i0 in 0..1:
@@ -16466,9 +16340,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var net_avg_pool_1_x_grad [2][6][6][5]float64
 	var net_avg_pool_1_y_grad [2][3][3][5]float64
 	var net_linear_1_x_grad [2][3][3][5]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -16808,22 +16680,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 	}
@@ -16846,28 +16709,19 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc9 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
@@ -16901,7 +16755,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_14V := train_cross_entropy_1_m_argmax_14[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_14V {
@@ -16911,18 +16765,18 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc11 := gNetLinear1B[i1]
-		acc11 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc11 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc11 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc11
 	}
 
@@ -16930,22 +16784,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 3 {
 					for i3 := range 3 {
 						net_linear_1_xRow3 := &net_linear_1_x[i0][i2][i3]
 						gNetLinear1WRow := (*[5]float64)(gNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
 						for i4 := range 5 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_gradV * net_linear_1_xRow3[i4]
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i4]
 						}
 					}
 				}
@@ -16957,22 +16811,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 3 {
 					for i3 := range 3 {
 						pNetLinear1WRow2 := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
 						net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i2][i3]
 						for i4 := range 5 {
-							net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_gradV2
+							net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -20658,7 +20512,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# zero the gradients
 //	fill net.emb.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h.grad with 0
 //	fill _net.encoder_block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/centered.grad with 0
@@ -20679,7 +20532,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#2.masked_attention#1/v.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/scores.1.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/scores.grad with 0
-//	fill net.encoder_block#2.masked_attention#1/masked.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/m.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ex.grad with 0
@@ -20687,7 +20539,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#2.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#2.masked_attention#1.w_o.grad with 0
-//	fill net.encoder_block#2/x1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/centered.grad with 0
@@ -20706,7 +20557,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#2.linear#1/x.grad with 0
 //	fill net.encoder_block#2.linear#1.w.grad with 0
 //	fill net.encoder_block#2.linear#1.b.grad with 0
-//	fill net.encoder_block#1/x.grad with 0
 //	fill _net.encoder_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/centered.grad with 0
@@ -20727,7 +20577,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#1.masked_attention#1/v.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/scores.1.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/scores.grad with 0
-//	fill net.encoder_block#1.masked_attention#1/masked.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/m.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ex.grad with 0
@@ -20735,7 +20584,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#1.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#1.masked_attention#1.w_o.grad with 0
-//	fill net.encoder_block#1/x1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/centered.grad with 0
@@ -20754,7 +20602,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#1.linear#1/x.grad with 0
 //	fill net.encoder_block#1.linear#1.w.grad with 0
 //	fill net.encoder_block#1.linear#1.b.grad with 0
-//	fill net/h2.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -20769,9 +20616,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -20802,11 +20647,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..5:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
 //
-//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -20829,19 +20670,15 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@102 with 6
@@ -20856,7 +20693,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
@@ -20864,21 +20701,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
-//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
 //	      for i3 in 0..7:
-//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logits.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..7:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
@@ -20945,11 +20782,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/h2.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -20966,13 +20799,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h2.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad (the copy elided: net.encoder_block#1/x1.grad reads net/h2.grad)
 //
 //	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
 //
@@ -20982,21 +20811,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.linear#1.b.grad[i2] += net/h2.grad[i0, i1, i2]
+//	      net.encoder_block#1.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
-//	        net.encoder_block#1.linear#1.w.grad[i2, i3] += net/h2.grad[i0, i1, i2] * net.encoder_block#1.linear#1/x[i0, i1, i3]
+//	        net.encoder_block#1.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
-//	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net/h2.grad[i0, i1, i2]
+//	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 //	for i0 in 0..1:
@@ -21095,7 +20924,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -21112,13 +20941,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += net.encoder_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad (the copy elided: net.encoder_block#1/x.grad reads net.encoder_block#1/x1.grad)
 //
 //	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad (the copy elided: _net.encoder_block#1/x1.1.grad reads net.encoder_block#1/x1.grad)
 //
@@ -21128,7 +20953,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.encoder_block#1/x1.grad[i0, i1, i2] * net.encoder_block#1.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.encoder_block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
@@ -21136,7 +20961,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * net.encoder_block#1/x1.grad[i0, i1, i2]
+//	          net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
 //	for i0 in 0..1:
@@ -21182,12 +21007,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:
 //	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad (the copy elided: net.encoder_block#1.masked_attention#1/masked.grad reads _net.encoder_block#1.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 //	for i0 in 0..1:
@@ -21211,14 +21031,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 62 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -21360,7 +21180,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -21377,13 +21197,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += net.encoder_block#1/x.grad[i0, i1, i2]
+//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad (the copy elided: net.encoder_block#2/x1.grad reads net.encoder_block#1/x.grad)
 //
 //	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad (the copy elided: _net.encoder_block#1/x.2.grad reads net.encoder_block#1/x.grad)
 //
@@ -21393,21 +21209,21 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.linear#1.b.grad[i2] += net.encoder_block#1/x.grad[i0, i1, i2]
+//	      net.encoder_block#2.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
-//	        net.encoder_block#2.linear#1.w.grad[i2, i3] += net.encoder_block#1/x.grad[i0, i1, i2] * net.encoder_block#2.linear#1/x[i0, i1, i3]
+//	        net.encoder_block#2.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
-//	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.encoder_block#1/x.grad[i0, i1, i2]
+//	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 //	for i0 in 0..1:
@@ -21506,7 +21322,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -21523,13 +21339,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += net.encoder_block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad (the copy elided: net/h.grad reads net.encoder_block#2/x1.grad)
 //
 //	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad (the copy elided: _net.encoder_block#2/x1.1.grad reads net.encoder_block#2/x1.grad)
 //
@@ -21539,7 +21351,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.encoder_block#2/x1.grad[i0, i1, i2] * net.encoder_block#2.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.encoder_block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
@@ -21547,7 +21359,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * net.encoder_block#2/x1.grad[i0, i1, i2]
+//	          net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
 //	for i0 in 0..1:
@@ -21593,12 +21405,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:
 //	        _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad (the copy elided: net.encoder_block#2.masked_attention#1/masked.grad reads _net.encoder_block#2.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 //	for i0 in 0..1:
@@ -21622,14 +21429,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 19 (net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -21771,7 +21578,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -21788,7 +21595,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad (the copy elided: _net/h.1.grad reads net/h.grad)
 //
@@ -21796,14 +21603,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.pos.grad[i1, i2] += net/h.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_net/h.1 = compose "*" of net.emb, net/onehot): g1 =+ g * v2; g1 is net.emb.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..5:
-//	        net.emb.grad[i2, i3] += net/h.grad[i0, i1, i2] * net/onehot[i0, i1, i3]
+//	        net.emb.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net/onehot[i0, i1, i3]
 func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, gNetEmb *[48]float64, gNetPos *[32]float64, gNetEncoderBlock2LayerNorm1Gamma *[8]float64, gNetEncoderBlock2LayerNorm1Beta *[8]float64, gNetEncoderBlock2MaskedAttention1WQ *[64]float64, gNetEncoderBlock2MaskedAttention1WK *[64]float64, gNetEncoderBlock2MaskedAttention1WV *[64]float64, gNetEncoderBlock2MaskedAttention1WO *[64]float64, gNetEncoderBlock2LayerNorm2Gamma *[8]float64, gNetEncoderBlock2LayerNorm2Beta *[8]float64, gNetEncoderBlock2Dense1W *[128]float64, gNetEncoderBlock2Dense1B *[16]float64, gNetEncoderBlock2Linear1W *[128]float64, gNetEncoderBlock2Linear1B *[8]float64, gNetEncoderBlock1LayerNorm1Gamma *[8]float64, gNetEncoderBlock1LayerNorm1Beta *[8]float64, gNetEncoderBlock1MaskedAttention1WQ *[64]float64, gNetEncoderBlock1MaskedAttention1WK *[64]float64, gNetEncoderBlock1MaskedAttention1WV *[64]float64, gNetEncoderBlock1MaskedAttention1WO *[64]float64, gNetEncoderBlock1LayerNorm2Gamma *[8]float64, gNetEncoderBlock1LayerNorm2Beta *[8]float64, gNetEncoderBlock1Dense1W *[128]float64, gNetEncoderBlock1Dense1B *[16]float64, gNetEncoderBlock1Linear1W *[128]float64, gNetEncoderBlock1Linear1B *[8]float64, gNetLayerNorm1Gamma *[8]float64, gNetLayerNorm1Beta *[8]float64, gNetLinear1W *[48]float64, gNetLinear1B *[6]float64, loss *[1]float64) {
 	var net_mask [4][4]float64
 	var lit_1 [6]float64
@@ -21906,7 +21713,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var train_1 [2][4][6]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_h_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered_grad [2][4][8]float64
@@ -21922,14 +21728,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_masked_attention_1_v_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_1_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_grad [2][4][2][4]float64
-	var net_encoder_block_2_masked_attention_1_masked_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_m_grad [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_1_grad [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ctx_grad [2][4][2][4]float64
-	var net_encoder_block_2_x1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered_grad [2][4][8]float64
@@ -21942,7 +21746,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_dense_1_x_grad [2][4][8]float64
 	var net_encoder_block_2_linear_1_x_2_grad [2][4][16]float64
 	var net_encoder_block_2_linear_1_x_grad [2][4][16]float64
-	var net_encoder_block_1_x_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered_grad [2][4][8]float64
@@ -21958,14 +21761,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_masked_attention_1_v_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_1_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_grad [2][4][2][4]float64
-	var net_encoder_block_1_masked_attention_1_masked_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_m_grad [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_1_grad [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ctx_grad [2][4][2][4]float64
-	var net_encoder_block_1_x1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered_grad [2][4][8]float64
@@ -21978,7 +21779,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_dense_1_x_grad [2][4][8]float64
 	var net_encoder_block_1_linear_1_x_2_grad [2][4][16]float64
 	var net_encoder_block_1_linear_1_x_grad [2][4][16]float64
-	var net_h2_grad [2][4][8]float64
 	var net_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_layer_norm_1_mean_grad [2][4][1]float64
 	var net_layer_norm_1_centered_grad [2][4][8]float64
@@ -21989,9 +21789,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_linear_1_x_2_grad [2][4][1]float64
 	var net_linear_1_x_3_grad [2][4][1]float64
 	var net_linear_1_x_grad [2][4][8]float64
-	var train_cross_entropy_1_logits_grad [2][4][6]float64
 	var train_cross_entropy_1_m_grad [2][4][1]float64
-	var train_cross_entropy_1_z_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_1_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_2_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][4][1]float64
@@ -23571,17 +23369,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -23592,10 +23379,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc36 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 6 {
-					acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc36 -= train_cross_entropy_1_logp_gradRow2[i2]
 				}
 				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 			}
@@ -23628,20 +23415,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -23649,17 +23425,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc37 := train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 6 {
-					acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc37 -= train_cross_entropy_1_logp_gradRow4[i2]
 				}
 				train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 			}
@@ -23707,7 +23483,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			train_cross_entropy_1_m_argmax_102V := train_cross_entropy_1_m_argmax_102[i0][i1][0]
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
 				var r8 float64
 				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_102V {
@@ -23717,7 +23493,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				if r8 != 0 {
 					r9 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r9
+				train_cross_entropy_1_logp_gradRow5[i2] += r9
 			}
 		}
 	}
@@ -23725,22 +23501,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 6 {
 				acc39 := gNetLinear1B[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow3[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow6[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow6[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow7[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow8[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow9[i2]
 				gNetLinear1B[i2] = acc39
 			}
 		}
@@ -23750,21 +23526,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
 				for i2 := range 6 {
-					train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gNetLinear1WRow[i3] += train_cross_entropy_1_logits_gradV * net_linear_1_xRow3[i3]
+						gNetLinear1WRow[i3] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -23776,13 +23552,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_grad[i0][i1][0])
+				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_grad[i0][i1][0])
+				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -23792,27 +23568,27 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pNetLinear1WRow2 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-					train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					pNetLinear1WRow3 := (*[8]float64)(pNetLinear1W[8*i2+8 : 8*i2+16])
-					train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][i1][i2+1]
+					train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[8*i2+16 : 8*i2+24])
-					train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][i1][i2+2]
+					train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pNetLinear1WRow5 := (*[8]float64)(pNetLinear1W[8*i2+24 : 8*i2+32])
-					train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][i1][i2+3]
+					train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 8 {
 						acc40 := net_linear_1_x_gradRow[i3]
-						acc40 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_gradV2
-						acc40 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_gradV3
-						acc40 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_gradV4
-						acc40 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_gradV5
+						acc40 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc40 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc40 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc40 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logp_gradV5
 						net_linear_1_x_gradRow[i3] = acc40
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
 					pNetLinear1WRow6 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-					train_cross_entropy_1_logits_gradV6 := train_cross_entropy_1_logits_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 8 {
-						net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logits_gradV6
+						net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logp_gradV6
 					}
 				}
 			}
@@ -23979,17 +23755,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
-			net_h2_gradRow := &net_h2_grad[i0][i1]
-			for i2 := range 8 {
-				net_h2_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24000,10 +23765,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
 				acc44 := net_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
 				net_layer_norm_1_mean_grad[i0][i1][0] = acc44
 			}
@@ -24023,20 +23788,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_h2_gradRow2 := &net_h2_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h2_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_gradRow3 := &net_h2_grad[i0][i1]
-			net_encoder_block_1_x1_gradRow := &net_encoder_block_1_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow[i2] += net_h2_gradRow3[i2]
+				net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -24044,22 +23798,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_h2_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_h2_gradRow4 := &net_h2_grad[i0][0]
-			net_h2_gradRow5 := &net_h2_grad[i0][1]
-			net_h2_gradRow6 := &net_h2_grad[i0][2]
-			net_h2_gradRow7 := &net_h2_grad[i0][3]
+			net_layer_norm_1_centered_gradRow6 := &net_layer_norm_1_centered_grad[i0][0]
+			net_layer_norm_1_centered_gradRow7 := &net_layer_norm_1_centered_grad[i0][1]
+			net_layer_norm_1_centered_gradRow8 := &net_layer_norm_1_centered_grad[i0][2]
+			net_layer_norm_1_centered_gradRow9 := &net_layer_norm_1_centered_grad[i0][3]
 			for i2 := range 8 {
 				acc45 := gNetEncoderBlock1Linear1B[i2]
-				acc45 += net_h2_gradRow4[i2]
-				acc45 += net_h2_gradRow5[i2]
-				acc45 += net_h2_gradRow6[i2]
-				acc45 += net_h2_gradRow7[i2]
+				acc45 += net_layer_norm_1_centered_gradRow6[i2]
+				acc45 += net_layer_norm_1_centered_gradRow7[i2]
+				acc45 += net_layer_norm_1_centered_gradRow8[i2]
+				acc45 += net_layer_norm_1_centered_gradRow9[i2]
 				gNetEncoderBlock1Linear1B[i2] = acc45
 			}
 		}
@@ -24068,19 +23822,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_h2_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_linear_1_xRow3 := &net_encoder_block_1_linear_1_x[i0][i1]
 				for i2 := range 8 {
-					net_h2_gradV := net_h2_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEncoderBlock1Linear1WRow := (*[16]float64)(gNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
 					for i3 := range 16 {
-						gNetEncoderBlock1Linear1WRow[i3] += net_h2_gradV * net_encoder_block_1_linear_1_xRow3[i3]
+						gNetEncoderBlock1Linear1WRow[i3] += net_layer_norm_1_centered_gradV * net_encoder_block_1_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -24090,9 +23844,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -24100,19 +23854,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_linear_1_x_gradRow := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetEncoderBlock1Linear1WRow2 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-					net_h2_gradV2 := net_h2_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV2 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					pNetEncoderBlock1Linear1WRow3 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+16 : 16*i2+32])
-					net_h2_gradV3 := net_h2_grad[i0][i1][i2+1]
+					net_layer_norm_1_centered_gradV3 := net_layer_norm_1_centered_grad[i0][i1][i2+1]
 					pNetEncoderBlock1Linear1WRow4 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+32 : 16*i2+48])
-					net_h2_gradV4 := net_h2_grad[i0][i1][i2+2]
+					net_layer_norm_1_centered_gradV4 := net_layer_norm_1_centered_grad[i0][i1][i2+2]
 					pNetEncoderBlock1Linear1WRow5 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+48 : 16*i2+64])
-					net_h2_gradV5 := net_h2_grad[i0][i1][i2+3]
+					net_layer_norm_1_centered_gradV5 := net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 16 {
 						acc46 := net_encoder_block_1_linear_1_x_gradRow[i3]
-						acc46 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_gradV2
-						acc46 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_gradV3
-						acc46 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_gradV4
-						acc46 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_gradV5
+						acc46 += pNetEncoderBlock1Linear1WRow2[i3] * net_layer_norm_1_centered_gradV2
+						acc46 += pNetEncoderBlock1Linear1WRow3[i3] * net_layer_norm_1_centered_gradV3
+						acc46 += pNetEncoderBlock1Linear1WRow4[i3] * net_layer_norm_1_centered_gradV4
+						acc46 += pNetEncoderBlock1Linear1WRow5[i3] * net_layer_norm_1_centered_gradV5
 						net_encoder_block_1_linear_1_x_gradRow[i3] = acc46
 					}
 				}
@@ -24383,9 +24137,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centered_gradRow4 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
-			net_encoder_block_1_x1_gradRow2 := &net_encoder_block_1_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow10 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow2[i2] += net_encoder_block_1_layer_norm_2_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow10[i2] += net_encoder_block_1_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -24423,20 +24177,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_mean_1_gradV := net_encoder_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_encoder_block_1_x1_gradRow3 := &net_encoder_block_1_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow11 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow3[i2] += net_encoder_block_1_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x1_gradRow4 := &net_encoder_block_1_x1_grad[i0][i1]
-			net_encoder_block_1_x_gradRow := &net_encoder_block_1_x_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow[i2] += net_encoder_block_1_x1_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow11[i2] += net_encoder_block_1_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -24444,20 +24187,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_1_x1_gradV := net_encoder_block_1_x1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV6 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						net_encoder_block_1_masked_attention_1_ctxRow3 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
 						gNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						for i4 := range 4 {
-							gNetEncoderBlock1MaskedAttention1WORow[i4] += net_encoder_block_1_x1_gradV * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
+							gNetEncoderBlock1MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV6 * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -24468,19 +24211,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_1_x1_gradV2 := net_encoder_block_1_x1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV7 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						pNetEncoderBlock1MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						net_encoder_block_1_masked_attention_1_ctx_gradRow := &net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i3]
 						for i4 := range 4 {
-							net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_encoder_block_1_x1_gradV2
+							net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV7
 						}
 					}
 				}
@@ -24592,19 +24335,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_masked_gradRow := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_masked_gradRow[i3] += net_encoder_block_1_masked_attention_1_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24616,10 +24346,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					acc55 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc55 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						acc55 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
 					net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc55
 				}
@@ -24673,7 +24403,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_m_argmax_64V := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_m_gradV := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
-				net_encoder_block_1_masked_attention_1_masked_gradRow2 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r14 float64
 					if ordinals_2[i3] == net_encoder_block_1_masked_attention_1_m_argmax_64V {
@@ -24683,7 +24413,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					if r14 != 0 {
 						r15 = net_encoder_block_1_masked_attention_1_m_gradV
 					}
-					net_encoder_block_1_masked_attention_1_masked_gradRow2[i3] += r15
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3] += r15
 				}
 			}
 		}
@@ -24694,12 +24424,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_masked_gradRow3 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_scores_gradRow := &net_encoder_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r16 := float64(0)
 					if net_maskRow3[i3] != 0 {
-						r16 = net_encoder_block_1_masked_attention_1_masked_gradRow3[i3]
+						r16 = net_encoder_block_1_masked_attention_1_ex_1_gradRow4[i3]
 					}
 					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r16
 				}
@@ -25098,9 +24828,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centered_gradRow4 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
-			net_encoder_block_1_x_gradRow2 := &net_encoder_block_1_x_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow12 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow2[i2] += net_encoder_block_1_layer_norm_1_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow12[i2] += net_encoder_block_1_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -25138,20 +24868,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_mean_1_gradV := net_encoder_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_encoder_block_1_x_gradRow3 := &net_encoder_block_1_x_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow13 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow3[i2] += net_encoder_block_1_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_gradRow4 := &net_encoder_block_1_x_grad[i0][i1]
-			net_encoder_block_2_x1_gradRow := &net_encoder_block_2_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow[i2] += net_encoder_block_1_x_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow13[i2] += net_encoder_block_1_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -25159,22 +24878,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_1_x_gradRow5 := &net_encoder_block_1_x_grad[i0][0]
-			net_encoder_block_1_x_gradRow6 := &net_encoder_block_1_x_grad[i0][1]
-			net_encoder_block_1_x_gradRow7 := &net_encoder_block_1_x_grad[i0][2]
-			net_encoder_block_1_x_gradRow8 := &net_encoder_block_1_x_grad[i0][3]
+			net_layer_norm_1_centered_gradRow14 := &net_layer_norm_1_centered_grad[i0][0]
+			net_layer_norm_1_centered_gradRow15 := &net_layer_norm_1_centered_grad[i0][1]
+			net_layer_norm_1_centered_gradRow16 := &net_layer_norm_1_centered_grad[i0][2]
+			net_layer_norm_1_centered_gradRow17 := &net_layer_norm_1_centered_grad[i0][3]
 			for i2 := range 8 {
 				acc65 := gNetEncoderBlock2Linear1B[i2]
-				acc65 += net_encoder_block_1_x_gradRow5[i2]
-				acc65 += net_encoder_block_1_x_gradRow6[i2]
-				acc65 += net_encoder_block_1_x_gradRow7[i2]
-				acc65 += net_encoder_block_1_x_gradRow8[i2]
+				acc65 += net_layer_norm_1_centered_gradRow14[i2]
+				acc65 += net_layer_norm_1_centered_gradRow15[i2]
+				acc65 += net_layer_norm_1_centered_gradRow16[i2]
+				acc65 += net_layer_norm_1_centered_gradRow17[i2]
 				gNetEncoderBlock2Linear1B[i2] = acc65
 			}
 		}
@@ -25183,19 +24902,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_linear_1_xRow3 := &net_encoder_block_2_linear_1_x[i0][i1]
 				for i2 := range 8 {
-					net_encoder_block_1_x_gradV := net_encoder_block_1_x_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV8 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEncoderBlock2Linear1WRow := (*[16]float64)(gNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
 					for i3 := range 16 {
-						gNetEncoderBlock2Linear1WRow[i3] += net_encoder_block_1_x_gradV * net_encoder_block_2_linear_1_xRow3[i3]
+						gNetEncoderBlock2Linear1WRow[i3] += net_layer_norm_1_centered_gradV8 * net_encoder_block_2_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -25205,9 +24924,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -25215,19 +24934,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_linear_1_x_gradRow := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetEncoderBlock2Linear1WRow2 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-					net_encoder_block_1_x_gradV2 := net_encoder_block_1_x_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV9 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					pNetEncoderBlock2Linear1WRow3 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+16 : 16*i2+32])
-					net_encoder_block_1_x_gradV3 := net_encoder_block_1_x_grad[i0][i1][i2+1]
+					net_layer_norm_1_centered_gradV10 := net_layer_norm_1_centered_grad[i0][i1][i2+1]
 					pNetEncoderBlock2Linear1WRow4 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+32 : 16*i2+48])
-					net_encoder_block_1_x_gradV4 := net_encoder_block_1_x_grad[i0][i1][i2+2]
+					net_layer_norm_1_centered_gradV11 := net_layer_norm_1_centered_grad[i0][i1][i2+2]
 					pNetEncoderBlock2Linear1WRow5 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+48 : 16*i2+64])
-					net_encoder_block_1_x_gradV5 := net_encoder_block_1_x_grad[i0][i1][i2+3]
+					net_layer_norm_1_centered_gradV12 := net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 16 {
 						acc66 := net_encoder_block_2_linear_1_x_gradRow[i3]
-						acc66 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_gradV2
-						acc66 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_gradV3
-						acc66 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_gradV4
-						acc66 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_gradV5
+						acc66 += pNetEncoderBlock2Linear1WRow2[i3] * net_layer_norm_1_centered_gradV9
+						acc66 += pNetEncoderBlock2Linear1WRow3[i3] * net_layer_norm_1_centered_gradV10
+						acc66 += pNetEncoderBlock2Linear1WRow4[i3] * net_layer_norm_1_centered_gradV11
+						acc66 += pNetEncoderBlock2Linear1WRow5[i3] * net_layer_norm_1_centered_gradV12
 						net_encoder_block_2_linear_1_x_gradRow[i3] = acc66
 					}
 				}
@@ -25498,9 +25217,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centered_gradRow4 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
-			net_encoder_block_2_x1_gradRow2 := &net_encoder_block_2_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow18 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow2[i2] += net_encoder_block_2_layer_norm_2_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow18[i2] += net_encoder_block_2_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -25538,20 +25257,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_mean_1_gradV := net_encoder_block_2_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_encoder_block_2_x1_gradRow3 := &net_encoder_block_2_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow19 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow3[i2] += net_encoder_block_2_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_x1_gradRow4 := &net_encoder_block_2_x1_grad[i0][i1]
-			net_h_gradRow := &net_h_grad[i0][i1]
-			for i2 := range 8 {
-				net_h_gradRow[i2] += net_encoder_block_2_x1_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow19[i2] += net_encoder_block_2_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -25559,20 +25267,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_2_x1_gradV := net_encoder_block_2_x1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV13 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						net_encoder_block_2_masked_attention_1_ctxRow3 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
 						gNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						for i4 := range 4 {
-							gNetEncoderBlock2MaskedAttention1WORow[i4] += net_encoder_block_2_x1_gradV * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
+							gNetEncoderBlock2MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV13 * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -25583,19 +25291,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_2_x1_gradV2 := net_encoder_block_2_x1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV14 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						pNetEncoderBlock2MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						net_encoder_block_2_masked_attention_1_ctx_gradRow := &net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i3]
 						for i4 := range 4 {
-							net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_encoder_block_2_x1_gradV2
+							net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV14
 						}
 					}
 				}
@@ -25707,19 +25415,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_masked_gradRow := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_masked_gradRow[i3] += net_encoder_block_2_masked_attention_1_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -25731,10 +25426,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					acc75 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc75 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						acc75 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
 					net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc75
 				}
@@ -25788,7 +25483,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_m_argmax_21V := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_m_gradV := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
-				net_encoder_block_2_masked_attention_1_masked_gradRow2 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r21 float64
 					if ordinals_2[i3] == net_encoder_block_2_masked_attention_1_m_argmax_21V {
@@ -25798,7 +25493,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					if r21 != 0 {
 						r22 = net_encoder_block_2_masked_attention_1_m_gradV
 					}
-					net_encoder_block_2_masked_attention_1_masked_gradRow2[i3] += r22
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3] += r22
 				}
 			}
 		}
@@ -25809,12 +25504,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_masked_gradRow3 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_scores_gradRow := &net_encoder_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r23 := float64(0)
 					if net_maskRow4[i3] != 0 {
-						r23 = net_encoder_block_2_masked_attention_1_masked_gradRow3[i3]
+						r23 = net_encoder_block_2_masked_attention_1_ex_1_gradRow4[i3]
 					}
 					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r23
 				}
@@ -26213,9 +25908,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_centered_gradRow4 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
-			net_h_gradRow2 := &net_h_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow20 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h_gradRow2[i2] += net_encoder_block_2_layer_norm_1_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow20[i2] += net_encoder_block_2_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -26253,9 +25948,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_mean_1_gradV := net_encoder_block_2_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_h_gradRow3 := &net_h_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow21 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h_gradRow3[i2] += net_encoder_block_2_layer_norm_1_mean_1_gradV
+				net_layer_norm_1_centered_gradRow21[i2] += net_encoder_block_2_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -26263,16 +25958,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce57AVX512(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce57AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce57AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce57AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_h_gradRow4 := &net_h_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow22 := &net_layer_norm_1_centered_grad[i0][i1]
 				gNetPosRow := (*[8]float64)(gNetPos[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gNetPosRow[i2] += net_h_gradRow4[i2]
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
 			}
 		}
@@ -26282,21 +25977,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_h_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_h_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_onehotRow3 := &net_onehot[i0][i1]
 				for i2 := range 8 {
-					net_h_gradV := net_h_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV15 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEmbRow := (*[6]float64)(gNetEmb[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gNetEmbRow[i3] += net_h_gradV * net_onehotRow3[i3]
+						gNetEmbRow[i3] += net_layer_norm_1_centered_gradV15 * net_onehotRow3[i3]
 					}
 				}
 			}
@@ -34423,7 +34118,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# zero the gradients
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill net.mixer_block#1/x.grad with 0
 //	fill _net.mixer_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/centered.grad with 0
@@ -34440,7 +34134,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1/u.1.grad with 0
 //	fill net.mixer_block#1/u.grad with 0
 //	fill net.mixer_block#1.tok2.grad with 0
-//	fill net.mixer_block#1/x1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/centered.grad with 0
@@ -34464,9 +34157,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill net/pooled.grad with 0
 //	fill net.linear#2.w.grad with 0
 //	fill net.linear#2.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -34495,10 +34186,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -34517,17 +34205,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@38 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@38 with 3
@@ -34540,26 +34225,26 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@38[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@38[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#2.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#2.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 36 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/pooled): g1 =+ g * v2; g1 is net.linear#2.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.linear#2.w.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/pooled[i0, i2]
+//	      net.linear#2.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/pooled[i0, i2]
 //
 //	# backprop of op 36 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net/pooled.grad[i0, i2] += net.linear#2.w[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/pooled.grad[i0, i2] += net.linear#2.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 35 (net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1): g1 =+ g / v2; g1 is _net/pooled.1.grad
 //	for i0 in 0..1:
@@ -34580,11 +34265,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..7:
 //	      net.mixer_block#1.ch2_b.grad[i2] += net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += net/y.grad[i0, i1, i2]
+//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad (the copy elided: net.mixer_block#1/x1.grad reads _net/y.5.grad)
 //
 //	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g2 =+ g; g2 is _net/y.4.grad (the copy elided: _net/y.4.grad reads _net/y.5.grad)
 //
@@ -34699,7 +34380,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net/y.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -34716,13 +34397,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net/y.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += net.mixer_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad (the copy elided: net.mixer_block#1/x.grad reads net.mixer_block#1/x1.grad)
 //
 //	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g2 =+ g; g2 is _net.mixer_block#1/x1.1.grad (the copy elided: _net.mixer_block#1/x1.1.grad reads net.mixer_block#1/x1.grad)
 //
@@ -34731,14 +34408,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..4:
-//	        net.mixer_block#1/u.grad[i0, i3, i2] += net.mixer_block#1/x1.grad[i0, i1, i2] * net.mixer_block#1.tok2[i1, i3]
+//	        net.mixer_block#1/u.grad[i0, i3, i2] += net/y.grad[i0, i1, i2] * net.mixer_block#1.tok2[i1, i3]
 //
 //	# backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g2 =+ v1 * g; g2 is net.mixer_block#1.tok2.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..4:
-//	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * net.mixer_block#1/x1.grad[i0, i1, i2]
+//	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * net/y.grad[i0, i1, i2]
 //
 //	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
 //	for i0 in 0..1:
@@ -34829,7 +34506,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net/y.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -34846,7 +34523,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net/y.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g1 =+ g; g1 is _net.mixer_block#1/x.1.grad (the copy elided: _net.mixer_block#1/x.1.grad reads net.mixer_block#1/x.grad)
 //
@@ -34854,14 +34531,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.linear#1.b.grad[i2] += net.mixer_block#1/x.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += net/y.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (_net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..5:
-//	        net.linear#1.w.grad[i2, i3] += net.mixer_block#1/x.grad[i0, i1, i2] * patches[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += net/y.grad[i0, i1, i2] * patches[i0, i1, i3]
 func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetLinear1W *[48]float64, pNetLinear1B *[8]float64, pNetMixerBlock1LayerNorm1Gamma *[8]float64, pNetMixerBlock1LayerNorm1Beta *[8]float64, pNetMixerBlock1Tok1 *[20]float64, pNetMixerBlock1Tok2 *[20]float64, pNetMixerBlock1Ch2 *[96]float64, pNetMixerBlock1LayerNorm2Gamma *[8]float64, pNetMixerBlock1LayerNorm2Beta *[8]float64, pNetMixerBlock1Dense1W *[96]float64, pNetMixerBlock1Dense1B *[12]float64, pNetMixerBlock1Ch2B *[8]float64, pNetLinear2W *[24]float64, pNetLinear2B *[3]float64, gNetLinear1W *[48]float64, gNetLinear1B *[8]float64, gNetMixerBlock1LayerNorm1Gamma *[8]float64, gNetMixerBlock1LayerNorm1Beta *[8]float64, gNetMixerBlock1Tok1 *[20]float64, gNetMixerBlock1Tok2 *[20]float64, gNetMixerBlock1Ch2 *[96]float64, gNetMixerBlock1LayerNorm2Gamma *[8]float64, gNetMixerBlock1LayerNorm2Beta *[8]float64, gNetMixerBlock1Dense1W *[96]float64, gNetMixerBlock1Dense1B *[12]float64, gNetMixerBlock1Ch2B *[8]float64, gNetLinear2W *[24]float64, gNetLinear2B *[3]float64, loss *[1]float64) {
 	var net_mixer_block_1_x_1 [2][4][8]float64
 	var net_mixer_block_1_x [2][4][8]float64
@@ -34906,7 +34583,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_mixer_block_1_x_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered_grad [2][4][8]float64
@@ -34919,7 +34595,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_t_grad [2][4][8]float64
 	var net_mixer_block_1_u_1_grad [2][5][8]float64
 	var net_mixer_block_1_u_grad [2][5][8]float64
-	var net_mixer_block_1_x1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered_grad [2][4][8]float64
@@ -34935,9 +34610,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_y_grad [2][4][8]float64
 	var net_pooled_1_grad [2][8]float64
 	var net_pooled_grad [2][8]float64
-	var train_cross_entropy_1_logits_grad [2][3]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][3]float64
 	var train_cross_entropy_1_logp_1_grad [2][3]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -35603,22 +35276,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc15 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc15 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc15 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc15
 	}
@@ -35641,28 +35305,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc16 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc16 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc16 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc16
 	}
@@ -35696,7 +35351,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_38V := train_cross_entropy_1_m_argmax_38[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_38V {
@@ -35706,18 +35361,18 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc18 := gNetLinear2B[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear2B[i1] = acc18
 	}
 
@@ -35725,10 +35380,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		net_pooledRow3 := &net_pooled[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear2WRow := (*[8]float64)(gNetLinear2W[8*i1 : 8*i1+8])
 			for i2 := range 8 {
-				gNetLinear2WRow[i2] += train_cross_entropy_1_logits_gradV * net_pooledRow3[i2]
+				gNetLinear2WRow[i2] += train_cross_entropy_1_logp_gradV * net_pooledRow3[i2]
 			}
 		}
 	}
@@ -35740,14 +35395,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	pNetLinear2WRow4 := (*[8]float64)(pNetLinear2W[16:24])
 	for i0 := range 2 {
 		net_pooled_gradRow := &net_pooled_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-		train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 8 {
 			acc19 := net_pooled_gradRow[i2]
-			acc19 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logits_gradV2
-			acc19 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logits_gradV3
-			acc19 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logits_gradV4
+			acc19 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc19 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc19 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_pooled_gradRow[i2] = acc19
 		}
 	}
@@ -35799,17 +35454,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				acc20 += net_y_gradRow4[i2]
 				acc20 += net_y_gradRow5[i2]
 				gNetMixerBlock1Ch2B[i2] = acc20
-			}
-		}
-	}
-
-	// backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_gradRow6 := &net_y_grad[i0][i1]
-			net_mixer_block_1_x1_gradRow := &net_mixer_block_1_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow[i2] += net_y_gradRow6[i2]
 			}
 		}
 	}
@@ -36132,9 +35776,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_centered_gradRow4 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
-			net_mixer_block_1_x1_gradRow2 := &net_mixer_block_1_x1_grad[i0][i1]
+			net_y_gradRow6 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow2[i2] += net_mixer_block_1_layer_norm_2_centered_gradRow4[i2]
+				net_y_gradRow6[i2] += net_mixer_block_1_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -36172,20 +35816,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_mean_1_gradV := net_mixer_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_mixer_block_1_x1_gradRow3 := &net_mixer_block_1_x1_grad[i0][i1]
+			net_y_gradRow7 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow3[i2] += net_mixer_block_1_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1_gradRow4 := &net_mixer_block_1_x1_grad[i0][i1]
-			net_mixer_block_1_x_gradRow := &net_mixer_block_1_x_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow[i2] += net_mixer_block_1_x1_gradRow4[i2]
+				net_y_gradRow7[i2] += net_mixer_block_1_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -36195,13 +35828,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -36210,9 +35843,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			for i1 := range 4 {
 				pNetMixerBlock1Tok2Row := (*[5]float64)(pNetMixerBlock1Tok2[5*i1 : 5*i1+5])
 				for i2 := range 8 {
-					net_mixer_block_1_x1_gradV := net_mixer_block_1_x1_grad[i0][i1][i2]
+					net_y_gradV6 := net_y_grad[i0][i1][i2]
 					for i3 := range 5 {
-						net_mixer_block_1_u_gradRow[i3][i2] += net_mixer_block_1_x1_gradV * pNetMixerBlock1Tok2Row[i3]
+						net_mixer_block_1_u_gradRow[i3][i2] += net_y_gradV6 * pNetMixerBlock1Tok2Row[i3]
 					}
 				}
 			}
@@ -36224,13 +35857,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_grad[i0][i1][0])
+				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_grad[i0][i1][0])
+				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -36240,16 +35873,16 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			for i1 := range 4 {
 				gNetMixerBlock1Tok2Row := (*[5]float64)(gNetMixerBlock1Tok2[5*i1 : 5*i1+5])
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_mixer_block_1_x1_gradV2 := net_mixer_block_1_x1_grad[i0][i1][i2]
-					net_mixer_block_1_x1_gradV3 := net_mixer_block_1_x1_grad[i0][i1][i2+1]
-					net_mixer_block_1_x1_gradV4 := net_mixer_block_1_x1_grad[i0][i1][i2+2]
-					net_mixer_block_1_x1_gradV5 := net_mixer_block_1_x1_grad[i0][i1][i2+3]
+					net_y_gradV7 := net_y_grad[i0][i1][i2]
+					net_y_gradV8 := net_y_grad[i0][i1][i2+1]
+					net_y_gradV9 := net_y_grad[i0][i1][i2+2]
+					net_y_gradV10 := net_y_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc28 := gNetMixerBlock1Tok2Row[i3]
-						acc28 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_gradV2
-						acc28 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_gradV3
-						acc28 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_gradV4
-						acc28 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_gradV5
+						acc28 += net_mixer_block_1_uRow7[i3][i2] * net_y_gradV7
+						acc28 += net_mixer_block_1_uRow7[i3][i2+1] * net_y_gradV8
+						acc28 += net_mixer_block_1_uRow7[i3][i2+2] * net_y_gradV9
+						acc28 += net_mixer_block_1_uRow7[i3][i2+3] * net_y_gradV10
 						gNetMixerBlock1Tok2Row[i3] = acc28
 					}
 				}
@@ -36508,9 +36141,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_centered_gradRow4 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
-			net_mixer_block_1_x_gradRow2 := &net_mixer_block_1_x_grad[i0][i1]
+			net_y_gradRow8 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow2[i2] += net_mixer_block_1_layer_norm_1_centered_gradRow4[i2]
+				net_y_gradRow8[i2] += net_mixer_block_1_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -36548,9 +36181,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_mean_1_gradV := net_mixer_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_mixer_block_1_x_gradRow3 := &net_mixer_block_1_x_grad[i0][i1]
+			net_y_gradRow9 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow3[i2] += net_mixer_block_1_layer_norm_1_mean_1_gradV
+				net_y_gradRow9[i2] += net_mixer_block_1_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -36558,22 +36191,22 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_mixer_block_1_x_gradRow4 := &net_mixer_block_1_x_grad[i0][0]
-			net_mixer_block_1_x_gradRow5 := &net_mixer_block_1_x_grad[i0][1]
-			net_mixer_block_1_x_gradRow6 := &net_mixer_block_1_x_grad[i0][2]
-			net_mixer_block_1_x_gradRow7 := &net_mixer_block_1_x_grad[i0][3]
+			net_y_gradRow10 := &net_y_grad[i0][0]
+			net_y_gradRow11 := &net_y_grad[i0][1]
+			net_y_gradRow12 := &net_y_grad[i0][2]
+			net_y_gradRow13 := &net_y_grad[i0][3]
 			for i2 := range 8 {
 				acc34 := gNetLinear1B[i2]
-				acc34 += net_mixer_block_1_x_gradRow4[i2]
-				acc34 += net_mixer_block_1_x_gradRow5[i2]
-				acc34 += net_mixer_block_1_x_gradRow6[i2]
-				acc34 += net_mixer_block_1_x_gradRow7[i2]
+				acc34 += net_y_gradRow10[i2]
+				acc34 += net_y_gradRow11[i2]
+				acc34 += net_y_gradRow12[i2]
+				acc34 += net_y_gradRow13[i2]
 				gNetLinear1B[i2] = acc34
 			}
 		}
@@ -36583,21 +36216,21 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_mixer_block_1_x_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				patchesRow2 := &patches[i0][i1]
 				for i2 := range 8 {
-					net_mixer_block_1_x_gradV := net_mixer_block_1_x_grad[i0][i1][i2]
+					net_y_gradV11 := net_y_grad[i0][i1][i2]
 					gNetLinear1WRow := (*[6]float64)(gNetLinear1W[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gNetLinear1WRow[i3] += net_mixer_block_1_x_gradV * patchesRow2[i3]
+						gNetLinear1WRow[i3] += net_y_gradV11 * patchesRow2[i3]
 					}
 				}
 			}
@@ -39266,9 +38899,7 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -39297,10 +38928,7 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -39319,17 +38947,14 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -39342,26 +38967,26 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
@@ -39425,9 +39050,7 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	var net_a1_grad [4][6]float64
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
-	var train_cross_entropy_1_logits_grad [4][2]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][2]float64
 	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -39647,22 +39270,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -39685,28 +39299,19 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -39740,7 +39345,7 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -39750,22 +39355,22 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -39773,10 +39378,10 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -39787,12 +39392,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 4 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -40374,9 +39979,7 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -40405,10 +40008,7 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -40427,17 +40027,14 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -40450,26 +40047,26 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
@@ -40533,9 +40130,7 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	var net_a1_grad [2][6]float64
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -40755,22 +40350,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -40793,28 +40379,19 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -40848,7 +40425,7 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -40858,18 +40435,18 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -40877,10 +40454,10 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -40891,12 +40468,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 2 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -42828,9 +42405,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -42857,11 +42432,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..2:
@@ -42884,19 +42455,15 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -42911,7 +42478,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -42919,21 +42486,21 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..4:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..4:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
@@ -43003,9 +42570,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	var net_a1_grad [3][2][6]float64
 	var net_a2_2_grad [3][2][5]float64
 	var net_a2_grad [3][2][5]float64
-	var train_log_softmax_1_x_grad [3][2][2]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_log_softmax_1_z_grad [3][2][2]float64
 	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
@@ -43265,25 +42830,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -43315,20 +42869,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -43337,10 +42880,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -43380,7 +42923,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -43390,7 +42933,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -43398,12 +42941,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -43413,10 +42956,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			net_a2Row3 := &net_a2[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+				train_4_gradV := train_4_grad[i0][i1][i2]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+					gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 				}
 			}
 		}
@@ -43429,12 +42972,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-			train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 5 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -45400,9 +44943,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.linear#1.w.grad: [3 4] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -45972,9 +45515,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net/pooled.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -46001,10 +45542,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += train.cross_entropy#1/picked.grad[i0]
 //
-//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -46023,17 +45561,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@74 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@74 with 3
@@ -46046,26 +45581,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@74[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@74[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/pooled[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/pooled[i0, i2]
 //
 //	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      net/pooled.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/pooled.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 71 (net/pooled = pointwise "*." of _net/pooled.1, _num.7): g1 =+ g * v2; g1 is _net/pooled.1.grad
 //	for i0 in 0..3:
@@ -47479,9 +47014,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_pooled_grad = [4][4]float64{}
 	*gNetLinear1W = [12]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
@@ -47507,22 +47040,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_cross_entropy_1_picked_grad[i0]
 	}
 
-	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow[i1]
-		}
-	}
-
 	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc15 -= train_cross_entropy_1_logp_gradRow2[i1]
+			acc15 -= train_cross_entropy_1_logp_gradRow[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc15
 	}
@@ -47545,28 +47069,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc16 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc16 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc16 -= train_cross_entropy_1_logp_gradRow3[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc16
 	}
@@ -47600,7 +47115,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_74V := scratch.train_cross_entropy_1_m_argmax_74[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_74V {
@@ -47610,22 +47125,22 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			if r6 != 0 {
 				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
+			train_cross_entropy_1_logp_gradRow4[i1] += r7
 		}
 	}
 
 	// backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[3]
 	for i1 := range 3 {
 		acc18 := gNetLinear1B[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow5[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow8[i1]
 		gNetLinear1B[i1] = acc18
 	}
 
@@ -47633,10 +47148,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		net_pooledRow3 := &scratch.net_pooled[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear1WRow := (*[4]float64)(gNetLinear1W[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_gradV * net_pooledRow3[i2]
+				gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_pooledRow3[i2]
 			}
 		}
 	}
@@ -47648,14 +47163,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	pNetLinear1WRow4 := (*[4]float64)(pNetLinear1W[8:12])
 	for i0 := range 4 {
 		net_pooled_gradRow := &scratch.net_pooled_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][1]
-		train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 4 {
 			acc19 := net_pooled_gradRow[i2]
-			acc19 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_gradV2
-			acc19 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_gradV3
-			acc19 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_gradV4
+			acc19 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc19 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc19 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_pooled_gradRow[i2] = acc19
 		}
 	}
@@ -48843,9 +48358,7 @@ type ocannlResNetBNBackwardScratch struct {
 	net_h1_grad                            [4][4][4][4]float64
 	net_pooled_1_grad                      [4][4]float64
 	net_pooled_grad                        [4][4]float64
-	train_cross_entropy_1_logits_grad      [4][3]float64
 	train_cross_entropy_1_m_grad           [4][1]float64
-	train_cross_entropy_1_z_grad           [4][3]float64
 	train_cross_entropy_1_logp_1_grad      [4][3]float64
 	train_cross_entropy_1_logp_2_grad      [4][1]float64
 	train_cross_entropy_1_logp_3_grad      [4][1]float64

@@ -6261,7 +6261,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.emb.grad: [64 32] (let, output parameter gNetEmb)
 //	_net/h0.1.grad: [8 16 64] (let, local)
 //	net.pos.grad: [16 64] (let, output parameter gNetPos)
-//	net/h0.grad: [8 16 64] (let, local, in scratch field net_h0_grad)
+//	net/h0.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_1_grad)
 //	net.block#1.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_grad)
 //	net.block#1.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_centered_grad)
@@ -6283,7 +6283,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#1.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_v_grad)
 //	_net.block#1.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_1_grad)
 //	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_grad)
-//	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_masked_grad)
+//	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_1_masked_attention_1_m_grad)
 //	_net.block#1.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_1_grad)
 //	net.block#1.masked_attention#1/ex.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_grad)
@@ -6292,7 +6292,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#1.masked_attention#1/ctx.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ctx_grad)
 //	net.block#1.masked_attention#1.w_o.grad: [64 4 16] (let, output parameter gNetBlock1MaskedAttention1WO)
 //	_net.block#1/x1.1.grad: [8 16 64] (let, local)
-//	net.block#1/x1.grad: [8 16 64] (let, local, in scratch field net_block_1_x1_grad)
+//	net.block#1/x1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_1_grad)
 //	net.block#1.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_grad)
 //	net.block#1.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_centered_grad)
@@ -6315,7 +6315,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net/h1.1.grad: [8 16 64] (let, local)
 //	net.block#1.linear#1.b.grad: [64] (let, output parameter gNetBlock1Linear1B)
 //	_net/h1.2.grad: [8 16 64] (let, local)
-//	net/h1.grad: [8 16 64] (let, local, in scratch field net_h1_grad)
+//	net/h1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_1_grad)
 //	net.block#2.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_grad)
 //	net.block#2.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_centered_grad)
@@ -6337,7 +6337,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#2.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_v_grad)
 //	_net.block#2.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_1_grad)
 //	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_grad)
-//	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_masked_grad)
+//	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_2_masked_attention_1_m_grad)
 //	_net.block#2.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_1_grad)
 //	net.block#2.masked_attention#1/ex.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_grad)
@@ -6346,7 +6346,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#2.masked_attention#1/ctx.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ctx_grad)
 //	net.block#2.masked_attention#1.w_o.grad: [64 4 16] (let, output parameter gNetBlock2MaskedAttention1WO)
 //	_net.block#2/x1.1.grad: [8 16 64] (let, local)
-//	net.block#2/x1.grad: [8 16 64] (let, local, in scratch field net_block_2_x1_grad)
+//	net.block#2/x1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_1_grad)
 //	net.block#2.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_grad)
 //	net.block#2.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_centered_grad)
@@ -6369,7 +6369,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net/h2.1.grad: [8 16 64] (let, local)
 //	net.block#2.linear#1.b.grad: [64] (let, output parameter gNetBlock2Linear1B)
 //	_net/h2.2.grad: [8 16 64] (let, local)
-//	net/h2.grad: [8 16 64] (let, local, in scratch field net_h2_grad)
+//	net/h2.grad: [8 16 64] (let, local)
 //	_net.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_centered_grad)
@@ -6386,9 +6386,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.linear#1.w.grad: [32 64] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [8 16 32] (let, local)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [8 16 32] (let, local)
 //	train.cross_entropy#1/m.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [8 16 32] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -7134,7 +7134,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	# zero the gradients
 //	fill net.emb.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h0.grad with 0
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
@@ -7155,7 +7154,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#1.masked_attention#1/v.grad with 0
 //	fill _net.block#1.masked_attention#1/scores.1.grad with 0
 //	fill net.block#1.masked_attention#1/scores.grad with 0
-//	fill net.block#1.masked_attention#1/masked.grad with 0
 //	fill net.block#1.masked_attention#1/m.grad with 0
 //	fill _net.block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.block#1.masked_attention#1/ex.grad with 0
@@ -7163,7 +7161,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#1.masked_attention#1/attn.grad with 0
 //	fill net.block#1.masked_attention#1/ctx.grad with 0
 //	fill net.block#1.masked_attention#1.w_o.grad with 0
-//	fill net.block#1/x1.grad with 0
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
@@ -7182,7 +7179,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#1.linear#1/x.grad with 0
 //	fill net.block#1.linear#1.w.grad with 0
 //	fill net.block#1.linear#1.b.grad with 0
-//	fill net/h1.grad with 0
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
@@ -7203,7 +7199,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#2.masked_attention#1/v.grad with 0
 //	fill _net.block#2.masked_attention#1/scores.1.grad with 0
 //	fill net.block#2.masked_attention#1/scores.grad with 0
-//	fill net.block#2.masked_attention#1/masked.grad with 0
 //	fill net.block#2.masked_attention#1/m.grad with 0
 //	fill _net.block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.block#2.masked_attention#1/ex.grad with 0
@@ -7211,7 +7206,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#2.masked_attention#1/attn.grad with 0
 //	fill net.block#2.masked_attention#1/ctx.grad with 0
 //	fill net.block#2.masked_attention#1.w_o.grad with 0
-//	fill net.block#2/x1.grad with 0
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
@@ -7230,7 +7224,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#2.linear#1/x.grad with 0
 //	fill net.block#2.linear#1.w.grad with 0
 //	fill net.block#2.linear#1.b.grad with 0
-//	fill net/h2.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -7245,9 +7238,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -7278,11 +7269,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..31:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
 //
-//	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -7305,19 +7292,15 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@101 = 32 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@101 with 32
@@ -7332,7 +7315,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@101[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@101[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
@@ -7340,21 +7323,21 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..31:
-//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 99 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..31:
 //	      for i3 in 0..63:
-//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logits.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 99 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:  # reduction
 //	      for i3 in 0..63:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 98 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
@@ -7421,11 +7404,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..63:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h2.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -7442,13 +7421,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h2.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad (the copy elided: net.block#2/x1.grad reads net/h2.grad)
 //
 //	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
 //
@@ -7458,21 +7433,21 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
-//	      net.block#2.linear#1.b.grad[i2] += net/h2.grad[i0, i1, i2]
+//	      net.block#2.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..127:
-//	        net.block#2.linear#1.w.grad[i2, i3] += net/h2.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
+//	        net.block#2.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..127:
-//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net/h2.grad[i0, i1, i2]
+//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..7:
@@ -7571,7 +7546,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 //	for i0 in 0..7:
@@ -7588,13 +7563,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += net.block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad (the copy elided: net/h1.grad reads net.block#2/x1.grad)
 //
 //	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad (the copy elided: _net.block#2/x1.1.grad reads net.block#2/x1.grad)
 //
@@ -7604,7 +7575,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..63:
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.block#2/x1.grad[i0, i1, i2] * net.block#2.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 //	for i0 in 0..7:
@@ -7612,7 +7583,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#2.masked_attention#1.w_o[i2, i3, i4] * net.block#2/x1.grad[i0, i1, i2]
+//	          net.block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#2.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 //	for i0 in 0..7:
@@ -7658,12 +7629,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      for i3 in 0..15:
 //	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad (the copy elided: net.block#2.masked_attention#1/masked.grad reads _net.block#2.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 //	for i0 in 0..7:
@@ -7687,14 +7653,14 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..7:
@@ -7836,7 +7802,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -7853,13 +7819,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += net/h1.grad[i0, i1, i2]
+//	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad (the copy elided: net.block#1/x1.grad reads net/h1.grad)
 //
 //	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad (the copy elided: _net/h1.2.grad reads net/h1.grad)
 //
@@ -7869,21 +7831,21 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
-//	      net.block#1.linear#1.b.grad[i2] += net/h1.grad[i0, i1, i2]
+//	      net.block#1.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..127:
-//	        net.block#1.linear#1.w.grad[i2, i3] += net/h1.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
+//	        net.block#1.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..127:
-//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net/h1.grad[i0, i1, i2]
+//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..7:
@@ -7982,7 +7944,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 //	for i0 in 0..7:
@@ -7999,13 +7961,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += net.block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad (the copy elided: net/h0.grad reads net.block#1/x1.grad)
 //
 //	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad (the copy elided: _net.block#1/x1.1.grad reads net.block#1/x1.grad)
 //
@@ -8015,7 +7973,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..63:
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.block#1/x1.grad[i0, i1, i2] * net.block#1.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 //	for i0 in 0..7:
@@ -8023,7 +7981,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#1.masked_attention#1.w_o[i2, i3, i4] * net.block#1/x1.grad[i0, i1, i2]
+//	          net.block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#1.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 //	for i0 in 0..7:
@@ -8069,12 +8027,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      for i3 in 0..15:
 //	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad (the copy elided: net.block#1.masked_attention#1/masked.grad reads _net.block#1.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 //	for i0 in 0..7:
@@ -8098,14 +8051,14 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..7:
@@ -8247,7 +8200,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -8264,7 +8217,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad (the copy elided: _net/h0.1.grad reads net/h0.grad)
 //
@@ -8272,14 +8225,14 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.pos.grad[i1, i2] += net/h0.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..31:
-//	        net.emb.grad[i2, i3] += net/h0.grad[i0, i1, i2] * tokens[i0, i1, i3]
+//	        net.emb.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, mask *[16][16]float32, pNetEmb *[2048]float32, pNetPos *[1024]float32, pNetBlock1LayerNorm1Gamma *[64]float32, pNetBlock1LayerNorm1Beta *[64]float32, pNetBlock1MaskedAttention1WQ *[4096]float32, pNetBlock1MaskedAttention1WK *[4096]float32, pNetBlock1MaskedAttention1WV *[4096]float32, pNetBlock1MaskedAttention1WO *[4096]float32, pNetBlock1LayerNorm2Gamma *[64]float32, pNetBlock1LayerNorm2Beta *[64]float32, pNetBlock1Dense1W *[8192]float32, pNetBlock1Dense1B *[128]float32, pNetBlock1Linear1W *[8192]float32, pNetBlock1Linear1B *[64]float32, pNetBlock2LayerNorm1Gamma *[64]float32, pNetBlock2LayerNorm1Beta *[64]float32, pNetBlock2MaskedAttention1WQ *[4096]float32, pNetBlock2MaskedAttention1WK *[4096]float32, pNetBlock2MaskedAttention1WV *[4096]float32, pNetBlock2MaskedAttention1WO *[4096]float32, pNetBlock2LayerNorm2Gamma *[64]float32, pNetBlock2LayerNorm2Beta *[64]float32, pNetBlock2Dense1W *[8192]float32, pNetBlock2Dense1B *[128]float32, pNetBlock2Linear1W *[8192]float32, pNetBlock2Linear1B *[64]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, gNetEmb *[2048]float32, gNetPos *[1024]float32, gNetBlock1LayerNorm1Gamma *[64]float32, gNetBlock1LayerNorm1Beta *[64]float32, gNetBlock1MaskedAttention1WQ *[4096]float32, gNetBlock1MaskedAttention1WK *[4096]float32, gNetBlock1MaskedAttention1WV *[4096]float32, gNetBlock1MaskedAttention1WO *[4096]float32, gNetBlock1LayerNorm2Gamma *[64]float32, gNetBlock1LayerNorm2Beta *[64]float32, gNetBlock1Dense1W *[8192]float32, gNetBlock1Dense1B *[128]float32, gNetBlock1Linear1W *[8192]float32, gNetBlock1Linear1B *[64]float32, gNetBlock2LayerNorm1Gamma *[64]float32, gNetBlock2LayerNorm1Beta *[64]float32, gNetBlock2MaskedAttention1WQ *[4096]float32, gNetBlock2MaskedAttention1WK *[4096]float32, gNetBlock2MaskedAttention1WV *[4096]float32, gNetBlock2MaskedAttention1WO *[4096]float32, gNetBlock2LayerNorm2Gamma *[64]float32, gNetBlock2LayerNorm2Beta *[64]float32, gNetBlock2Dense1W *[8192]float32, gNetBlock2Dense1B *[128]float32, gNetBlock2Linear1W *[8192]float32, gNetBlock2Linear1B *[64]float32, gNetLayerNorm1Gamma *[64]float32, gNetLayerNorm1Beta *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlDecBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -9573,25 +9526,6 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -9602,10 +9536,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc36 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 32 {
-					acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc36 -= train_cross_entropy_1_logp_gradRow2[i2]
 				}
 				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 			}
@@ -9625,9 +9559,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
 		for i0 := range 8 {
@@ -9644,36 +9578,17 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 4096 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -9682,17 +9597,17 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc37 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 32 {
-					acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc37 -= train_cross_entropy_1_logp_gradRow4[i2]
 				}
 				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 			}
@@ -9738,15 +9653,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 32 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				train_cross_entropy_1_m_argmax_101V := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
 					var r53 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_101V {
@@ -9756,7 +9671,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 					if r53 != 0 {
 						r54 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r54
+					train_cross_entropy_1_logp_gradRow5[i2] += r54
 				}
 			}
 		}
@@ -9765,23 +9680,23 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 32 {
 					acc39 := gNetLinear1B[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow3[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow9[i2]
 					gNetLinear1B[i2] = acc39
 				}
 			}
@@ -9919,17 +9834,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	rec57 := ocannlDecBackwardPart56Records.Get()
 	rec57.scratch = scratch
 
-	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h2_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec58 := ocannlDecBackwardPart57Records.Get()
-	rec58.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57, rec58)
+	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57)
 	// The 8 partial sums, added in part order.
 	for j58 := range 64 {
 		acc46 := gNetLayerNorm1Gamma[j58]
@@ -9955,16 +9862,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart55Records.Put(rec56)
 	*rec57 = ocannlDecBackwardPart56{}
 	ocannlDecBackwardPart56Records.Put(rec57)
-	*rec58 = ocannlDecBackwardPart57{}
-	ocannlDecBackwardPart57Records.Put(rec58)
 
 	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec59 := ocannlDecBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
-	*rec59 = ocannlDecBackwardPart58{}
-	ocannlDecBackwardPart58Records.Put(rec59)
+	rec58 := ocannlDecBackwardPart57Records.Get()
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlDecBackwardPart57{}
+	ocannlDecBackwardPart57Records.Put(rec58)
 
 	// backprop of op 89 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -9978,35 +9883,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 88 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h2_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h2_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h2_gradRow2 := &scratch.net_h2_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h2_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
-	} else {
-		scratch.net_block_2_x1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_h2_gradRow3 := &scratch.net_h2_grad[i0][i1]
-				net_block_2_x1_gradRow := &scratch.net_block_2_x1_grad[i0][i1]
-				for i2 := range 64 {
-					net_block_2_x1_gradRow[i2] += net_h2_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -10014,57 +9900,57 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlDecBackwardPart59Records.Get()
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
+	rec59 := ocannlDecBackwardPart58Records.Get()
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
 	// The 8 partial sums, added in part order.
-	for j67 := range 64 {
-		acc49 := gNetBlock2Linear1B[j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[0][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[1][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[2][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[3][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[4][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[5][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[6][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[7][j67]
-		gNetBlock2Linear1B[j67] = acc49
+	for j66 := range 64 {
+		acc49 := gNetBlock2Linear1B[j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[0][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[1][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[2][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[3][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[4][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[5][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[6][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[7][j66]
+		gNetBlock2Linear1B[j66] = acc49
 	}
-	rec60.scratch = nil
-	ocannlDecBackwardPart59Records.Put(rec60)
+	rec59.scratch = nil
+	ocannlDecBackwardPart58Records.Put(rec59)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [8192]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec61 := ocannlDecBackwardPart60Records.Get()
-	rec61.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec61.scratch = scratch
+	rec60 := ocannlDecBackwardPart59Records.Get()
+	rec60.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec60.scratch = scratch
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][16][128]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec62 := ocannlDecBackwardPart61Records.Get()
-	rec62.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec62.scratch = scratch
+	rec61 := ocannlDecBackwardPart60Records.Get()
+	rec61.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec61.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec61, rec62)
+	region.RunSeq(4, rec60, rec61)
+	*rec60 = ocannlDecBackwardPart59{}
+	ocannlDecBackwardPart59Records.Put(rec60)
 	*rec61 = ocannlDecBackwardPart60{}
 	ocannlDecBackwardPart60Records.Put(rec61)
-	*rec62 = ocannlDecBackwardPart61{}
-	ocannlDecBackwardPart61Records.Put(rec62)
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
 		for i0 := range 8 {
@@ -10073,15 +9959,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
-					var r71 float32
+					var r70 float32
 					if 0 < net_block_2_linear_1_x_2Row3[i2] {
-						r71 = 1
+						r70 = 1
 					}
-					r72 := float32(0)
-					if r71 != 0 {
-						r72 = net_block_2_linear_1_x_gradRow2[i2]
+					r71 := float32(0)
+					if r70 != 0 {
+						r71 = net_block_2_linear_1_x_gradRow2[i2]
 					}
-					net_block_2_linear_1_x_2_gradRow[i2] += r72
+					net_block_2_linear_1_x_2_gradRow[i2] += r71
 				}
 			}
 		}
@@ -10089,89 +9975,89 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlDecBackwardPart62Records.Get()
-	rec63.scratch = scratch
-	region.Run(rec63, 8)
+	rec62 := ocannlDecBackwardPart61Records.Get()
+	rec62.scratch = scratch
+	region.Run(rec62, 8)
 	// The 8 partial sums, added in part order.
-	for j71 := range 128 {
-		acc52 := gNetBlock2Dense1B[j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[0][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[1][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[2][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[3][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[4][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[5][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[6][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[7][j71]
-		gNetBlock2Dense1B[j71] = acc52
+	for j70 := range 128 {
+		acc52 := gNetBlock2Dense1B[j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[0][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[1][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[2][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[3][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[4][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[5][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[6][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[7][j70]
+		gNetBlock2Dense1B[j70] = acc52
 	}
-	rec63.scratch = nil
-	ocannlDecBackwardPart62Records.Put(rec63)
+	rec62.scratch = nil
+	ocannlDecBackwardPart61Records.Put(rec62)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Dense1W = [8192]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec64 := ocannlDecBackwardPart63Records.Get()
-	rec64.gNetBlock2Dense1W = gNetBlock2Dense1W
-	rec64.scratch = scratch
-	region.Run(rec64, 8)
-	*rec64 = ocannlDecBackwardPart63{}
-	ocannlDecBackwardPart63Records.Put(rec64)
+	rec63 := ocannlDecBackwardPart62Records.Get()
+	rec63.gNetBlock2Dense1W = gNetBlock2Dense1W
+	rec63.scratch = scratch
+	region.Run(rec63, 8)
+	*rec63 = ocannlDecBackwardPart62{}
+	ocannlDecBackwardPart62Records.Put(rec63)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g2 =+ v1 * g; g2 is net.block#2.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlDecBackwardPart64Records.Get()
-	rec65.pNetBlock2Dense1W = pNetBlock2Dense1W
-	rec65.scratch = scratch
+	rec64 := ocannlDecBackwardPart63Records.Get()
+	rec64.pNetBlock2Dense1W = pNetBlock2Dense1W
+	rec64.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlDecBackwardPart65Records.Get()
-	rec66.scratch = scratch
+	rec65 := ocannlDecBackwardPart64Records.Get()
+	rec65.scratch = scratch
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#2.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlDecBackwardPart66Records.Get()
-	rec67.scratch = scratch
+	rec66 := ocannlDecBackwardPart65Records.Get()
+	rec66.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec65, rec66, rec67)
-	*rec65 = ocannlDecBackwardPart64{}
-	ocannlDecBackwardPart64Records.Put(rec65)
+	region.RunSeq(8, rec64, rec65, rec66)
+	*rec64 = ocannlDecBackwardPart63{}
+	ocannlDecBackwardPart63Records.Put(rec64)
 	// The 8 partial sums, added in part order.
-	for j75 := range 64 {
-		acc55 := gNetBlock2LayerNorm2Beta[j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[0][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[1][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[2][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[3][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[4][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[5][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[6][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[7][j75]
-		gNetBlock2LayerNorm2Beta[j75] = acc55
+	for j74 := range 64 {
+		acc55 := gNetBlock2LayerNorm2Beta[j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[0][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[1][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[2][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[3][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[4][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[5][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[6][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[7][j74]
+		gNetBlock2LayerNorm2Beta[j74] = acc55
 	}
-	rec66.scratch = nil
+	rec65.scratch = nil
+	ocannlDecBackwardPart64Records.Put(rec65)
+	*rec66 = ocannlDecBackwardPart65{}
 	ocannlDecBackwardPart65Records.Put(rec66)
-	*rec67 = ocannlDecBackwardPart66{}
-	ocannlDecBackwardPart66Records.Put(rec67)
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec68 := ocannlDecBackwardPart67Records.Get()
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlDecBackwardPart67{}
-	ocannlDecBackwardPart67Records.Put(rec68)
+	rec67 := ocannlDecBackwardPart66Records.Get()
+	rec67.scratch = scratch
+	region.Run(rec67, 8)
+	*rec67 = ocannlDecBackwardPart66{}
+	ocannlDecBackwardPart66Records.Put(rec67)
 
 	// backprop of op 79 (_net.block#2.dense#1/x.3 = pointwise sqrt of _net.block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -10194,63 +10080,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlDecBackwardPart68Records.Get()
-	rec69.scratch = scratch
+	rec68 := ocannlDecBackwardPart67Records.Get()
+	rec68.scratch = scratch
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlDecBackwardPart69Records.Get()
-	rec70.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec70.scratch = scratch
+	rec69 := ocannlDecBackwardPart68Records.Get()
+	rec69.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec69.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlDecBackwardPart70Records.Get()
-	rec71.scratch = scratch
+	rec70 := ocannlDecBackwardPart69Records.Get()
+	rec70.scratch = scratch
 
 	// backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec71 := ocannlDecBackwardPart70Records.Get()
+	rec71.scratch = scratch
+
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec72 := ocannlDecBackwardPart71Records.Get()
 	rec72.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec73 := ocannlDecBackwardPart72Records.Get()
 	rec73.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i0 on the pool.
 	rec74 := ocannlDecBackwardPart73Records.Get()
 	rec74.scratch = scratch
 
-	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i0 on the pool.
-	rec75 := ocannlDecBackwardPart74Records.Get()
-	rec75.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec69, rec70, rec71, rec72, rec73, rec74, rec75)
+	region.RunSeq(8, rec68, rec69, rec70, rec71, rec72, rec73, rec74)
 	// The 8 partial sums, added in part order.
-	for j79 := range 64 {
-		acc58 := gNetBlock2LayerNorm2Gamma[j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[0][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[1][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[2][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[3][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[4][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[5][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[6][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[7][j79]
-		gNetBlock2LayerNorm2Gamma[j79] = acc58
+	for j78 := range 64 {
+		acc58 := gNetBlock2LayerNorm2Gamma[j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[0][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[1][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[2][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[3][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[4][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[5][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[6][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[7][j78]
+		gNetBlock2LayerNorm2Gamma[j78] = acc58
 	}
-	rec69.scratch = nil
+	rec68.scratch = nil
+	ocannlDecBackwardPart67Records.Put(rec68)
+	*rec69 = ocannlDecBackwardPart68{}
 	ocannlDecBackwardPart68Records.Put(rec69)
 	*rec70 = ocannlDecBackwardPart69{}
 	ocannlDecBackwardPart69Records.Put(rec70)
@@ -10262,16 +10150,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart72Records.Put(rec73)
 	*rec74 = ocannlDecBackwardPart73{}
 	ocannlDecBackwardPart73Records.Put(rec74)
-	*rec75 = ocannlDecBackwardPart74{}
-	ocannlDecBackwardPart74Records.Put(rec75)
 
 	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec76 := ocannlDecBackwardPart75Records.Get()
-	rec76.scratch = scratch
-	region.Run(rec76, 8)
-	*rec76 = ocannlDecBackwardPart75{}
-	ocannlDecBackwardPart75Records.Put(rec76)
+	rec75 := ocannlDecBackwardPart74Records.Get()
+	rec75.scratch = scratch
+	region.Run(rec75, 8)
+	*rec75 = ocannlDecBackwardPart74{}
+	ocannlDecBackwardPart74Records.Put(rec75)
 
 	// backprop of op 72 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -10285,35 +10171,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 71 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_block_2_x1_gradRow3 := &scratch.net_block_2_x1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_block_2_x1_gradRow3[i2] += net_block_2_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
-	} else {
-		scratch.net_h1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_x1_gradRow4 := &scratch.net_block_2_x1_grad[i0][i1]
-				net_h1_gradRow := &scratch.net_h1_grad[i0][i1]
-				for i2 := range 64 {
-					net_h1_gradRow[i2] += net_block_2_x1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow11[i2] += net_block_2_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -10324,72 +10191,72 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec77 := ocannlDecBackwardPart76Records.Get()
-	rec77.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec77.scratch = scratch
-	region.Run(rec77, 4)
-	*rec77 = ocannlDecBackwardPart76{}
-	ocannlDecBackwardPart76Records.Put(rec77)
+	rec76 := ocannlDecBackwardPart75Records.Get()
+	rec76.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec76.scratch = scratch
+	region.Run(rec76, 4)
+	*rec76 = ocannlDecBackwardPart75{}
+	ocannlDecBackwardPart75Records.Put(rec76)
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec78 := ocannlDecBackwardPart77Records.Get()
-	rec78.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec78.scratch = scratch
+	rec77 := ocannlDecBackwardPart76Records.Get()
+	rec77.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec77.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlDecBackwardPart78Records.Get()
-	rec79.scratch = scratch
+	rec78 := ocannlDecBackwardPart77Records.Get()
+	rec78.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlDecBackwardPart79Records.Get()
-	rec80.scratch = scratch
+	rec79 := ocannlDecBackwardPart78Records.Get()
+	rec79.scratch = scratch
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlDecBackwardPart80Records.Get()
-	rec81.scratch = scratch
+	rec80 := ocannlDecBackwardPart79Records.Get()
+	rec80.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec78, rec79, rec80, rec81)
+	region.RunSeq(8, rec77, rec78, rec79, rec80)
+	*rec77 = ocannlDecBackwardPart76{}
+	ocannlDecBackwardPart76Records.Put(rec77)
 	*rec78 = ocannlDecBackwardPart77{}
 	ocannlDecBackwardPart77Records.Put(rec78)
 	*rec79 = ocannlDecBackwardPart78{}
 	ocannlDecBackwardPart78Records.Put(rec79)
 	*rec80 = ocannlDecBackwardPart79{}
 	ocannlDecBackwardPart79Records.Put(rec80)
-	*rec81 = ocannlDecBackwardPart80{}
-	ocannlDecBackwardPart80Records.Put(rec81)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec82 := ocannlDecBackwardPart81Records.Get()
-	rec82.scratch = scratch
-	region.Run(rec82, 8)
-	*rec82 = ocannlDecBackwardPart81{}
-	ocannlDecBackwardPart81Records.Put(rec82)
+	rec81 := ocannlDecBackwardPart80Records.Get()
+	rec81.scratch = scratch
+	region.Run(rec81, 8)
+	*rec81 = ocannlDecBackwardPart80{}
+	ocannlDecBackwardPart80Records.Put(rec81)
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -10407,9 +10274,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -10426,40 +10293,19 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_2_masked_attention_1_masked_gradRow := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_block_2_masked_attention_1_masked_gradRow[i3] += net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
-		for j94 := range 8 {
-			for j95 := range 16 {
-				for j96 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_63[j94][j95][j96][0] = 16
+		for j93 := range 8 {
+			for j94 := range 16 {
+				for j95 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_63[j93][j94][j95][0] = 16
 				}
 			}
 		}
@@ -10467,45 +10313,45 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec83 := ocannlDecBackwardPart82Records.Get()
-	rec83.scratch = scratch
+	rec82 := ocannlDecBackwardPart81Records.Get()
+	rec82.scratch = scratch
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#2.masked_attention#1/m.argmax@63
 	// 8 parts of i1 on the pool.
-	rec84 := ocannlDecBackwardPart83Records.Get()
-	rec84.scratch = scratch
+	rec83 := ocannlDecBackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec83, rec84)
+	region.RunSeq(8, rec82, rec83)
+	*rec82 = ocannlDecBackwardPart81{}
+	ocannlDecBackwardPart81Records.Put(rec82)
 	*rec83 = ocannlDecBackwardPart82{}
 	ocannlDecBackwardPart82Records.Put(rec83)
-	*rec84 = ocannlDecBackwardPart83{}
-	ocannlDecBackwardPart83Records.Put(rec84)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
 					net_block_2_masked_attention_1_m_argmax_63V := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1][i2][0]
 					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
-					net_block_2_masked_attention_1_masked_gradRow2 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r97 float32
+						var r96 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_63V {
-							r97 = 1
+							r96 = 1
 						}
-						r98 := float32(0)
-						if r97 != 0 {
-							r98 = net_block_2_masked_attention_1_m_gradV
+						r97 := float32(0)
+						if r96 != 0 {
+							r97 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_masked_gradRow2[i3] += r98
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r97
 					}
 				}
 			}
@@ -10516,11 +10362,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap38AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap38AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_grad = [8][16][4][16]float32{}
@@ -10528,14 +10374,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 			for i1 := range 16 {
 				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_masked_gradRow3 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r99 := float32(0)
+						r98 := float32(0)
 						if maskRow3[i3] != 0 {
-							r99 = net_block_2_masked_attention_1_masked_gradRow3[i3]
+							r98 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r99
+						net_block_2_masked_attention_1_scores_gradRow[i3] += r98
 					}
 				}
 			}
@@ -10545,9 +10391,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
@@ -10569,131 +10415,131 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		scratch.net_block_2_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec85 := ocannlDecBackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec84 := ocannlDecBackwardPart83Records.Get()
+	rec84.scratch = scratch
 
 	// backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlDecBackwardPart85Records.Get()
-	rec86.scratch = scratch
+	rec85 := ocannlDecBackwardPart84Records.Get()
+	rec85.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec85, rec86)
+	region.RunSeq(8, rec84, rec85)
+	*rec84 = ocannlDecBackwardPart83{}
+	ocannlDecBackwardPart83Records.Put(rec84)
 	*rec85 = ocannlDecBackwardPart84{}
 	ocannlDecBackwardPart84Records.Put(rec85)
-	*rec86 = ocannlDecBackwardPart85{}
-	ocannlDecBackwardPart85Records.Put(rec86)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WV = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec87 := ocannlDecBackwardPart86Records.Get()
-	rec87.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec87.scratch = scratch
-	region.Run(rec87, 4)
-	*rec87 = ocannlDecBackwardPart86{}
-	ocannlDecBackwardPart86Records.Put(rec87)
+	rec86 := ocannlDecBackwardPart85Records.Get()
+	rec86.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec86.scratch = scratch
+	region.Run(rec86, 4)
+	*rec86 = ocannlDecBackwardPart85{}
+	ocannlDecBackwardPart85Records.Put(rec86)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlDecBackwardPart87Records.Get()
-	rec88.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec88.scratch = scratch
-	region.Run(rec88, 8)
-	*rec88 = ocannlDecBackwardPart87{}
-	ocannlDecBackwardPart87Records.Put(rec88)
+	rec87 := ocannlDecBackwardPart86Records.Get()
+	rec87.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec87.scratch = scratch
+	region.Run(rec87, 8)
+	*rec87 = ocannlDecBackwardPart86{}
+	ocannlDecBackwardPart86Records.Put(rec87)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec89 := ocannlDecBackwardPart88Records.Get()
-	rec89.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec89.scratch = scratch
-	region.Run(rec89, 4)
-	*rec89 = ocannlDecBackwardPart88{}
-	ocannlDecBackwardPart88Records.Put(rec89)
+	rec88 := ocannlDecBackwardPart87Records.Get()
+	rec88.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec88.scratch = scratch
+	region.Run(rec88, 4)
+	*rec88 = ocannlDecBackwardPart87{}
+	ocannlDecBackwardPart87Records.Put(rec88)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlDecBackwardPart89Records.Get()
-	rec90.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec90.scratch = scratch
-	region.Run(rec90, 8)
-	*rec90 = ocannlDecBackwardPart89{}
-	ocannlDecBackwardPart89Records.Put(rec90)
+	rec89 := ocannlDecBackwardPart88Records.Get()
+	rec89.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec89.scratch = scratch
+	region.Run(rec89, 8)
+	*rec89 = ocannlDecBackwardPart88{}
+	ocannlDecBackwardPart88Records.Put(rec89)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec91 := ocannlDecBackwardPart90Records.Get()
-	rec91.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec91.scratch = scratch
-	region.Run(rec91, 4)
-	*rec91 = ocannlDecBackwardPart90{}
-	ocannlDecBackwardPart90Records.Put(rec91)
+	rec90 := ocannlDecBackwardPart89Records.Get()
+	rec90.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec90.scratch = scratch
+	region.Run(rec90, 4)
+	*rec90 = ocannlDecBackwardPart89{}
+	ocannlDecBackwardPart89Records.Put(rec90)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec92 := ocannlDecBackwardPart91Records.Get()
-	rec92.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec92.scratch = scratch
+	rec91 := ocannlDecBackwardPart90Records.Get()
+	rec91.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec91.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlDecBackwardPart92Records.Get()
-	rec93.scratch = scratch
+	rec92 := ocannlDecBackwardPart91Records.Get()
+	rec92.scratch = scratch
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec94 := ocannlDecBackwardPart93Records.Get()
-	rec94.scratch = scratch
+	rec93 := ocannlDecBackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec92, rec93, rec94)
-	*rec92 = ocannlDecBackwardPart91{}
-	ocannlDecBackwardPart91Records.Put(rec92)
+	region.RunSeq(8, rec91, rec92, rec93)
+	*rec91 = ocannlDecBackwardPart90{}
+	ocannlDecBackwardPart90Records.Put(rec91)
 	// The 8 partial sums, added in part order.
-	for j107 := range 64 {
-		acc69 := gNetBlock2LayerNorm1Beta[j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[0][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[1][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[2][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[3][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[4][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[5][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[6][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[7][j107]
-		gNetBlock2LayerNorm1Beta[j107] = acc69
+	for j106 := range 64 {
+		acc69 := gNetBlock2LayerNorm1Beta[j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[0][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[1][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[2][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[3][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[4][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[5][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[6][j106]
+		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[7][j106]
+		gNetBlock2LayerNorm1Beta[j106] = acc69
 	}
-	rec93.scratch = nil
+	rec92.scratch = nil
+	ocannlDecBackwardPart91Records.Put(rec92)
+	*rec93 = ocannlDecBackwardPart92{}
 	ocannlDecBackwardPart92Records.Put(rec93)
-	*rec94 = ocannlDecBackwardPart93{}
-	ocannlDecBackwardPart93Records.Put(rec94)
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec95 := ocannlDecBackwardPart94Records.Get()
-	rec95.scratch = scratch
-	region.Run(rec95, 8)
-	*rec95 = ocannlDecBackwardPart94{}
-	ocannlDecBackwardPart94Records.Put(rec95)
+	rec94 := ocannlDecBackwardPart93Records.Get()
+	rec94.scratch = scratch
+	region.Run(rec94, 8)
+	*rec94 = ocannlDecBackwardPart93{}
+	ocannlDecBackwardPart93Records.Put(rec94)
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -10716,63 +10562,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlDecBackwardPart95Records.Get()
-	rec96.scratch = scratch
+	rec95 := ocannlDecBackwardPart94Records.Get()
+	rec95.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlDecBackwardPart96Records.Get()
-	rec97.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec97.scratch = scratch
+	rec96 := ocannlDecBackwardPart95Records.Get()
+	rec96.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec96.scratch = scratch
 
 	// backprop of op 50 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec98 := ocannlDecBackwardPart97Records.Get()
-	rec98.scratch = scratch
+	rec97 := ocannlDecBackwardPart96Records.Get()
+	rec97.scratch = scratch
 
 	// backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec98 := ocannlDecBackwardPart97Records.Get()
+	rec98.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec99 := ocannlDecBackwardPart98Records.Get()
 	rec99.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec100 := ocannlDecBackwardPart99Records.Get()
 	rec100.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
+	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i0 on the pool.
 	rec101 := ocannlDecBackwardPart100Records.Get()
 	rec101.scratch = scratch
 
-	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
-	// 8 parts of i0 on the pool.
-	rec102 := ocannlDecBackwardPart101Records.Get()
-	rec102.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec96, rec97, rec98, rec99, rec100, rec101, rec102)
+	region.RunSeq(8, rec95, rec96, rec97, rec98, rec99, rec100, rec101)
 	// The 8 partial sums, added in part order.
-	for j111 := range 64 {
-		acc72 := gNetBlock2LayerNorm1Gamma[j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[0][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[1][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[2][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[3][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[4][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[5][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[6][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[7][j111]
-		gNetBlock2LayerNorm1Gamma[j111] = acc72
+	for j110 := range 64 {
+		acc72 := gNetBlock2LayerNorm1Gamma[j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[0][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[1][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[2][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[3][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[4][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[5][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[6][j110]
+		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[7][j110]
+		gNetBlock2LayerNorm1Gamma[j110] = acc72
 	}
-	rec96.scratch = nil
+	rec95.scratch = nil
+	ocannlDecBackwardPart94Records.Put(rec95)
+	*rec96 = ocannlDecBackwardPart95{}
 	ocannlDecBackwardPart95Records.Put(rec96)
 	*rec97 = ocannlDecBackwardPart96{}
 	ocannlDecBackwardPart96Records.Put(rec97)
@@ -10784,16 +10632,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart99Records.Put(rec100)
 	*rec101 = ocannlDecBackwardPart100{}
 	ocannlDecBackwardPart100Records.Put(rec101)
-	*rec102 = ocannlDecBackwardPart101{}
-	ocannlDecBackwardPart101Records.Put(rec102)
 
 	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec103 := ocannlDecBackwardPart102Records.Get()
-	rec103.scratch = scratch
-	region.Run(rec103, 8)
-	*rec103 = ocannlDecBackwardPart102{}
-	ocannlDecBackwardPart102Records.Put(rec103)
+	rec102 := ocannlDecBackwardPart101Records.Get()
+	rec102.scratch = scratch
+	region.Run(rec102, 8)
+	*rec102 = ocannlDecBackwardPart101{}
+	ocannlDecBackwardPart101Records.Put(rec102)
 
 	// backprop of op 46 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -10807,35 +10653,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 45 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h1_gradRow3 := &scratch.net_h1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h1_gradRow3[i2] += net_block_2_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
-	} else {
-		scratch.net_block_1_x1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_h1_gradRow4 := &scratch.net_h1_grad[i0][i1]
-				net_block_1_x1_gradRow := &scratch.net_block_1_x1_grad[i0][i1]
-				for i2 := range 64 {
-					net_block_1_x1_gradRow[i2] += net_h1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -10843,57 +10670,57 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec104 := ocannlDecBackwardPart103Records.Get()
-	rec104.scratch = scratch
-	region.Run(rec104, 8)
+	rec103 := ocannlDecBackwardPart102Records.Get()
+	rec103.scratch = scratch
+	region.Run(rec103, 8)
 	// The 8 partial sums, added in part order.
-	for j120 := range 64 {
-		acc75 := gNetBlock1Linear1B[j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[0][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[1][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[2][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[3][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[4][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[5][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[6][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[7][j120]
-		gNetBlock1Linear1B[j120] = acc75
+	for j119 := range 64 {
+		acc75 := gNetBlock1Linear1B[j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[0][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[1][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[2][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[3][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[4][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[5][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[6][j119]
+		acc75 += rec103.gNetBlock1Linear1BPartial[7][j119]
+		gNetBlock1Linear1B[j119] = acc75
 	}
-	rec104.scratch = nil
-	ocannlDecBackwardPart103Records.Put(rec104)
+	rec103.scratch = nil
+	ocannlDecBackwardPart102Records.Put(rec103)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [8192]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec105 := ocannlDecBackwardPart104Records.Get()
-	rec105.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec105.scratch = scratch
+	rec104 := ocannlDecBackwardPart103Records.Get()
+	rec104.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec104.scratch = scratch
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][16][128]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec106 := ocannlDecBackwardPart105Records.Get()
-	rec106.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec106.scratch = scratch
+	rec105 := ocannlDecBackwardPart104Records.Get()
+	rec105.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec105.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec105, rec106)
+	region.RunSeq(4, rec104, rec105)
+	*rec104 = ocannlDecBackwardPart103{}
+	ocannlDecBackwardPart103Records.Put(rec104)
 	*rec105 = ocannlDecBackwardPart104{}
 	ocannlDecBackwardPart104Records.Put(rec105)
-	*rec106 = ocannlDecBackwardPart105{}
-	ocannlDecBackwardPart105Records.Put(rec106)
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
 		for i0 := range 8 {
@@ -10902,15 +10729,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
-					var r122 float32
+					var r121 float32
 					if 0 < net_block_1_linear_1_x_2Row3[i2] {
-						r122 = 1
+						r121 = 1
 					}
-					r123 := float32(0)
-					if r122 != 0 {
-						r123 = net_block_1_linear_1_x_gradRow2[i2]
+					r122 := float32(0)
+					if r121 != 0 {
+						r122 = net_block_1_linear_1_x_gradRow2[i2]
 					}
-					net_block_1_linear_1_x_2_gradRow[i2] += r123
+					net_block_1_linear_1_x_2_gradRow[i2] += r122
 				}
 			}
 		}
@@ -10918,89 +10745,89 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g2 =+ g; g2 is net.block#1.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlDecBackwardPart106Records.Get()
-	rec107.scratch = scratch
-	region.Run(rec107, 8)
+	rec106 := ocannlDecBackwardPart105Records.Get()
+	rec106.scratch = scratch
+	region.Run(rec106, 8)
 	// The 8 partial sums, added in part order.
-	for j124 := range 128 {
-		acc78 := gNetBlock1Dense1B[j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[0][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[1][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[2][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[3][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[4][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[5][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[6][j124]
-		acc78 += rec107.gNetBlock1Dense1BPartial[7][j124]
-		gNetBlock1Dense1B[j124] = acc78
+	for j123 := range 128 {
+		acc78 := gNetBlock1Dense1B[j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[0][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[1][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[2][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[3][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[4][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[5][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[6][j123]
+		acc78 += rec106.gNetBlock1Dense1BPartial[7][j123]
+		gNetBlock1Dense1B[j123] = acc78
 	}
-	rec107.scratch = nil
-	ocannlDecBackwardPart106Records.Put(rec107)
+	rec106.scratch = nil
+	ocannlDecBackwardPart105Records.Put(rec106)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Dense1W = [8192]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec108 := ocannlDecBackwardPart107Records.Get()
-	rec108.gNetBlock1Dense1W = gNetBlock1Dense1W
-	rec108.scratch = scratch
-	region.Run(rec108, 8)
-	*rec108 = ocannlDecBackwardPart107{}
-	ocannlDecBackwardPart107Records.Put(rec108)
+	rec107 := ocannlDecBackwardPart106Records.Get()
+	rec107.gNetBlock1Dense1W = gNetBlock1Dense1W
+	rec107.scratch = scratch
+	region.Run(rec107, 8)
+	*rec107 = ocannlDecBackwardPart106{}
+	ocannlDecBackwardPart106Records.Put(rec107)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g2 =+ v1 * g; g2 is net.block#1.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec109 := ocannlDecBackwardPart108Records.Get()
-	rec109.pNetBlock1Dense1W = pNetBlock1Dense1W
-	rec109.scratch = scratch
+	rec108 := ocannlDecBackwardPart107Records.Get()
+	rec108.pNetBlock1Dense1W = pNetBlock1Dense1W
+	rec108.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec110 := ocannlDecBackwardPart109Records.Get()
-	rec110.scratch = scratch
+	rec109 := ocannlDecBackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#1.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec111 := ocannlDecBackwardPart110Records.Get()
-	rec111.scratch = scratch
+	rec110 := ocannlDecBackwardPart109Records.Get()
+	rec110.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec109, rec110, rec111)
-	*rec109 = ocannlDecBackwardPart108{}
-	ocannlDecBackwardPart108Records.Put(rec109)
+	region.RunSeq(8, rec108, rec109, rec110)
+	*rec108 = ocannlDecBackwardPart107{}
+	ocannlDecBackwardPart107Records.Put(rec108)
 	// The 8 partial sums, added in part order.
-	for j128 := range 64 {
-		acc81 := gNetBlock1LayerNorm2Beta[j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[0][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[1][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[2][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[3][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[4][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[5][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[6][j128]
-		acc81 += rec110.gNetBlock1LayerNorm2BetaPartial[7][j128]
-		gNetBlock1LayerNorm2Beta[j128] = acc81
+	for j127 := range 64 {
+		acc81 := gNetBlock1LayerNorm2Beta[j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[0][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[1][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[2][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[3][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[4][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[5][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[6][j127]
+		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[7][j127]
+		gNetBlock1LayerNorm2Beta[j127] = acc81
 	}
-	rec110.scratch = nil
+	rec109.scratch = nil
+	ocannlDecBackwardPart108Records.Put(rec109)
+	*rec110 = ocannlDecBackwardPart109{}
 	ocannlDecBackwardPart109Records.Put(rec110)
-	*rec111 = ocannlDecBackwardPart110{}
-	ocannlDecBackwardPart110Records.Put(rec111)
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec112 := ocannlDecBackwardPart111Records.Get()
-	rec112.scratch = scratch
-	region.Run(rec112, 8)
-	*rec112 = ocannlDecBackwardPart111{}
-	ocannlDecBackwardPart111Records.Put(rec112)
+	rec111 := ocannlDecBackwardPart110Records.Get()
+	rec111.scratch = scratch
+	region.Run(rec111, 8)
+	*rec111 = ocannlDecBackwardPart110{}
+	ocannlDecBackwardPart110Records.Put(rec111)
 
 	// backprop of op 36 (_net.block#1.dense#1/x.3 = pointwise sqrt of _net.block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -11023,63 +10850,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlDecBackwardPart112Records.Get()
-	rec113.scratch = scratch
+	rec112 := ocannlDecBackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec114 := ocannlDecBackwardPart113Records.Get()
-	rec114.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec114.scratch = scratch
+	rec113 := ocannlDecBackwardPart112Records.Get()
+	rec113.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec113.scratch = scratch
 
 	// backprop of op 33 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlDecBackwardPart114Records.Get()
-	rec115.scratch = scratch
+	rec114 := ocannlDecBackwardPart113Records.Get()
+	rec114.scratch = scratch
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec115 := ocannlDecBackwardPart114Records.Get()
+	rec115.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec116 := ocannlDecBackwardPart115Records.Get()
 	rec116.scratch = scratch
 
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec117 := ocannlDecBackwardPart116Records.Get()
 	rec117.scratch = scratch
 
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i0 on the pool.
 	rec118 := ocannlDecBackwardPart117Records.Get()
 	rec118.scratch = scratch
 
-	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
-	// 8 parts of i0 on the pool.
-	rec119 := ocannlDecBackwardPart118Records.Get()
-	rec119.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec113, rec114, rec115, rec116, rec117, rec118, rec119)
+	region.RunSeq(8, rec112, rec113, rec114, rec115, rec116, rec117, rec118)
 	// The 8 partial sums, added in part order.
-	for j132 := range 64 {
-		acc84 := gNetBlock1LayerNorm2Gamma[j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[0][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[1][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[2][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[3][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[4][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[5][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[6][j132]
-		acc84 += rec113.gNetBlock1LayerNorm2GammaPartial[7][j132]
-		gNetBlock1LayerNorm2Gamma[j132] = acc84
+	for j131 := range 64 {
+		acc84 := gNetBlock1LayerNorm2Gamma[j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[0][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[1][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[2][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[3][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[4][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[5][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[6][j131]
+		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[7][j131]
+		gNetBlock1LayerNorm2Gamma[j131] = acc84
 	}
-	rec113.scratch = nil
+	rec112.scratch = nil
+	ocannlDecBackwardPart111Records.Put(rec112)
+	*rec113 = ocannlDecBackwardPart112{}
 	ocannlDecBackwardPart112Records.Put(rec113)
 	*rec114 = ocannlDecBackwardPart113{}
 	ocannlDecBackwardPart113Records.Put(rec114)
@@ -11091,16 +10920,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart116Records.Put(rec117)
 	*rec118 = ocannlDecBackwardPart117{}
 	ocannlDecBackwardPart117Records.Put(rec118)
-	*rec119 = ocannlDecBackwardPart118{}
-	ocannlDecBackwardPart118Records.Put(rec119)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec120 := ocannlDecBackwardPart119Records.Get()
-	rec120.scratch = scratch
-	region.Run(rec120, 8)
-	*rec120 = ocannlDecBackwardPart119{}
-	ocannlDecBackwardPart119Records.Put(rec120)
+	rec119 := ocannlDecBackwardPart118Records.Get()
+	rec119.scratch = scratch
+	region.Run(rec119, 8)
+	*rec119 = ocannlDecBackwardPart118{}
+	ocannlDecBackwardPart118Records.Put(rec119)
 
 	// backprop of op 29 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -11114,35 +10941,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 28 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_block_1_x1_gradRow3 := &scratch.net_block_1_x1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_block_1_x1_gradRow3[i2] += net_block_1_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
-	} else {
-		scratch.net_h0_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_x1_gradRow4 := &scratch.net_block_1_x1_grad[i0][i1]
-				net_h0_gradRow := &scratch.net_h0_grad[i0][i1]
-				for i2 := range 64 {
-					net_h0_gradRow[i2] += net_block_1_x1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -11153,72 +10961,72 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec121 := ocannlDecBackwardPart120Records.Get()
-	rec121.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec121.scratch = scratch
-	region.Run(rec121, 4)
-	*rec121 = ocannlDecBackwardPart120{}
-	ocannlDecBackwardPart120Records.Put(rec121)
+	rec120 := ocannlDecBackwardPart119Records.Get()
+	rec120.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec120.scratch = scratch
+	region.Run(rec120, 4)
+	*rec120 = ocannlDecBackwardPart119{}
+	ocannlDecBackwardPart119Records.Put(rec120)
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec122 := ocannlDecBackwardPart121Records.Get()
-	rec122.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec122.scratch = scratch
+	rec121 := ocannlDecBackwardPart120Records.Get()
+	rec121.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec121.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec123 := ocannlDecBackwardPart122Records.Get()
-	rec123.scratch = scratch
+	rec122 := ocannlDecBackwardPart121Records.Get()
+	rec122.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec124 := ocannlDecBackwardPart123Records.Get()
-	rec124.scratch = scratch
+	rec123 := ocannlDecBackwardPart122Records.Get()
+	rec123.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec125 := ocannlDecBackwardPart124Records.Get()
-	rec125.scratch = scratch
+	rec124 := ocannlDecBackwardPart123Records.Get()
+	rec124.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec122, rec123, rec124, rec125)
+	region.RunSeq(8, rec121, rec122, rec123, rec124)
+	*rec121 = ocannlDecBackwardPart120{}
+	ocannlDecBackwardPart120Records.Put(rec121)
 	*rec122 = ocannlDecBackwardPart121{}
 	ocannlDecBackwardPart121Records.Put(rec122)
 	*rec123 = ocannlDecBackwardPart122{}
 	ocannlDecBackwardPart122Records.Put(rec123)
 	*rec124 = ocannlDecBackwardPart123{}
 	ocannlDecBackwardPart123Records.Put(rec124)
-	*rec125 = ocannlDecBackwardPart124{}
-	ocannlDecBackwardPart124Records.Put(rec125)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec126 := ocannlDecBackwardPart125Records.Get()
-	rec126.scratch = scratch
-	region.Run(rec126, 8)
-	*rec126 = ocannlDecBackwardPart125{}
-	ocannlDecBackwardPart125Records.Put(rec126)
+	rec125 := ocannlDecBackwardPart124Records.Get()
+	rec125.scratch = scratch
+	region.Run(rec125, 8)
+	*rec125 = ocannlDecBackwardPart124{}
+	ocannlDecBackwardPart124Records.Put(rec125)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -11236,9 +11044,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -11255,40 +11063,19 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_1_masked_attention_1_masked_gradRow := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_block_1_masked_attention_1_masked_gradRow[i3] += net_block_1_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j147 := range 8 {
-			for j148 := range 16 {
-				for j149 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j147][j148][j149][0] = 16
+		for j146 := range 8 {
+			for j147 := range 16 {
+				for j148 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j146][j147][j148][0] = 16
 				}
 			}
 		}
@@ -11296,45 +11083,45 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec127 := ocannlDecBackwardPart126Records.Get()
-	rec127.scratch = scratch
+	rec126 := ocannlDecBackwardPart125Records.Get()
+	rec126.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec128 := ocannlDecBackwardPart127Records.Get()
-	rec128.scratch = scratch
+	rec127 := ocannlDecBackwardPart126Records.Get()
+	rec127.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec127, rec128)
+	region.RunSeq(8, rec126, rec127)
+	*rec126 = ocannlDecBackwardPart125{}
+	ocannlDecBackwardPart125Records.Put(rec126)
 	*rec127 = ocannlDecBackwardPart126{}
 	ocannlDecBackwardPart126Records.Put(rec127)
-	*rec128 = ocannlDecBackwardPart127{}
-	ocannlDecBackwardPart127Records.Put(rec128)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
 					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1][i2][0]
 					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
-					net_block_1_masked_attention_1_masked_gradRow2 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r148 float32
+						var r147 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r148 = 1
+							r147 = 1
 						}
-						r149 := float32(0)
-						if r148 != 0 {
-							r149 = net_block_1_masked_attention_1_m_gradV
+						r148 := float32(0)
+						if r147 != 0 {
+							r148 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_masked_gradRow2[i3] += r149
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r148
 					}
 				}
 			}
@@ -11345,11 +11132,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap38AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap38AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_grad = [8][16][4][16]float32{}
@@ -11357,14 +11144,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 			for i1 := range 16 {
 				maskRow4 := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_masked_gradRow3 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r150 := float32(0)
+						r149 := float32(0)
 						if maskRow4[i3] != 0 {
-							r150 = net_block_1_masked_attention_1_masked_gradRow3[i3]
+							r149 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r150
+						net_block_1_masked_attention_1_scores_gradRow[i3] += r149
 					}
 				}
 			}
@@ -11374,9 +11161,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
@@ -11398,131 +11185,131 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		scratch.net_block_1_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec129 := ocannlDecBackwardPart128Records.Get()
-	rec129.scratch = scratch
+	rec128 := ocannlDecBackwardPart127Records.Get()
+	rec128.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec130 := ocannlDecBackwardPart129Records.Get()
-	rec130.scratch = scratch
+	rec129 := ocannlDecBackwardPart128Records.Get()
+	rec129.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec129, rec130)
+	region.RunSeq(8, rec128, rec129)
+	*rec128 = ocannlDecBackwardPart127{}
+	ocannlDecBackwardPart127Records.Put(rec128)
 	*rec129 = ocannlDecBackwardPart128{}
 	ocannlDecBackwardPart128Records.Put(rec129)
-	*rec130 = ocannlDecBackwardPart129{}
-	ocannlDecBackwardPart129Records.Put(rec130)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WV = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec131 := ocannlDecBackwardPart130Records.Get()
-	rec131.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec131.scratch = scratch
-	region.Run(rec131, 4)
-	*rec131 = ocannlDecBackwardPart130{}
-	ocannlDecBackwardPart130Records.Put(rec131)
+	rec130 := ocannlDecBackwardPart129Records.Get()
+	rec130.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec130.scratch = scratch
+	region.Run(rec130, 4)
+	*rec130 = ocannlDecBackwardPart129{}
+	ocannlDecBackwardPart129Records.Put(rec130)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec132 := ocannlDecBackwardPart131Records.Get()
-	rec132.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec132.scratch = scratch
-	region.Run(rec132, 8)
-	*rec132 = ocannlDecBackwardPart131{}
-	ocannlDecBackwardPart131Records.Put(rec132)
+	rec131 := ocannlDecBackwardPart130Records.Get()
+	rec131.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec131.scratch = scratch
+	region.Run(rec131, 8)
+	*rec131 = ocannlDecBackwardPart130{}
+	ocannlDecBackwardPart130Records.Put(rec131)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec133 := ocannlDecBackwardPart132Records.Get()
-	rec133.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec133.scratch = scratch
-	region.Run(rec133, 4)
-	*rec133 = ocannlDecBackwardPart132{}
-	ocannlDecBackwardPart132Records.Put(rec133)
+	rec132 := ocannlDecBackwardPart131Records.Get()
+	rec132.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec132.scratch = scratch
+	region.Run(rec132, 4)
+	*rec132 = ocannlDecBackwardPart131{}
+	ocannlDecBackwardPart131Records.Put(rec132)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec134 := ocannlDecBackwardPart133Records.Get()
-	rec134.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec134.scratch = scratch
-	region.Run(rec134, 8)
-	*rec134 = ocannlDecBackwardPart133{}
-	ocannlDecBackwardPart133Records.Put(rec134)
+	rec133 := ocannlDecBackwardPart132Records.Get()
+	rec133.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec133.scratch = scratch
+	region.Run(rec133, 8)
+	*rec133 = ocannlDecBackwardPart132{}
+	ocannlDecBackwardPart132Records.Put(rec133)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec135 := ocannlDecBackwardPart134Records.Get()
-	rec135.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec135.scratch = scratch
-	region.Run(rec135, 4)
-	*rec135 = ocannlDecBackwardPart134{}
-	ocannlDecBackwardPart134Records.Put(rec135)
+	rec134 := ocannlDecBackwardPart133Records.Get()
+	rec134.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec134.scratch = scratch
+	region.Run(rec134, 4)
+	*rec134 = ocannlDecBackwardPart133{}
+	ocannlDecBackwardPart133Records.Put(rec134)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlDecBackwardPart135Records.Get()
-	rec136.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec136.scratch = scratch
+	rec135 := ocannlDecBackwardPart134Records.Get()
+	rec135.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec135.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec137 := ocannlDecBackwardPart136Records.Get()
-	rec137.scratch = scratch
+	rec136 := ocannlDecBackwardPart135Records.Get()
+	rec136.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec138 := ocannlDecBackwardPart137Records.Get()
-	rec138.scratch = scratch
+	rec137 := ocannlDecBackwardPart136Records.Get()
+	rec137.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec136, rec137, rec138)
-	*rec136 = ocannlDecBackwardPart135{}
-	ocannlDecBackwardPart135Records.Put(rec136)
+	region.RunSeq(8, rec135, rec136, rec137)
+	*rec135 = ocannlDecBackwardPart134{}
+	ocannlDecBackwardPart134Records.Put(rec135)
 	// The 8 partial sums, added in part order.
-	for j160 := range 64 {
-		acc95 := gNetBlock1LayerNorm1Beta[j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[0][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[1][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[2][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[3][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[4][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[5][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[6][j160]
-		acc95 += rec137.gNetBlock1LayerNorm1BetaPartial[7][j160]
-		gNetBlock1LayerNorm1Beta[j160] = acc95
+	for j159 := range 64 {
+		acc95 := gNetBlock1LayerNorm1Beta[j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[0][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[1][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[2][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[3][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[4][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[5][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[6][j159]
+		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[7][j159]
+		gNetBlock1LayerNorm1Beta[j159] = acc95
 	}
-	rec137.scratch = nil
+	rec136.scratch = nil
+	ocannlDecBackwardPart135Records.Put(rec136)
+	*rec137 = ocannlDecBackwardPart136{}
 	ocannlDecBackwardPart136Records.Put(rec137)
-	*rec138 = ocannlDecBackwardPart137{}
-	ocannlDecBackwardPart137Records.Put(rec138)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec139 := ocannlDecBackwardPart138Records.Get()
-	rec139.scratch = scratch
-	region.Run(rec139, 8)
-	*rec139 = ocannlDecBackwardPart138{}
-	ocannlDecBackwardPart138Records.Put(rec139)
+	rec138 := ocannlDecBackwardPart137Records.Get()
+	rec138.scratch = scratch
+	region.Run(rec138, 8)
+	*rec138 = ocannlDecBackwardPart137{}
+	ocannlDecBackwardPart137Records.Put(rec138)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -11545,63 +11332,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec140 := ocannlDecBackwardPart139Records.Get()
-	rec140.scratch = scratch
+	rec139 := ocannlDecBackwardPart138Records.Get()
+	rec139.scratch = scratch
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec141 := ocannlDecBackwardPart140Records.Get()
-	rec141.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec141.scratch = scratch
+	rec140 := ocannlDecBackwardPart139Records.Get()
+	rec140.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec140.scratch = scratch
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec142 := ocannlDecBackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec141 := ocannlDecBackwardPart140Records.Get()
+	rec141.scratch = scratch
 
 	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec142 := ocannlDecBackwardPart141Records.Get()
+	rec142.scratch = scratch
+
+	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec143 := ocannlDecBackwardPart142Records.Get()
 	rec143.scratch = scratch
 
-	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
+	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec144 := ocannlDecBackwardPart143Records.Get()
 	rec144.scratch = scratch
 
-	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
+	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i0 on the pool.
 	rec145 := ocannlDecBackwardPart144Records.Get()
 	rec145.scratch = scratch
 
-	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
-	// 8 parts of i0 on the pool.
-	rec146 := ocannlDecBackwardPart145Records.Get()
-	rec146.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec140, rec141, rec142, rec143, rec144, rec145, rec146)
+	region.RunSeq(8, rec139, rec140, rec141, rec142, rec143, rec144, rec145)
 	// The 8 partial sums, added in part order.
-	for j164 := range 64 {
-		acc98 := gNetBlock1LayerNorm1Gamma[j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[0][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[1][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[2][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[3][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[4][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[5][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[6][j164]
-		acc98 += rec140.gNetBlock1LayerNorm1GammaPartial[7][j164]
-		gNetBlock1LayerNorm1Gamma[j164] = acc98
+	for j163 := range 64 {
+		acc98 := gNetBlock1LayerNorm1Gamma[j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[0][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[1][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[2][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[3][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[4][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[5][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[6][j163]
+		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[7][j163]
+		gNetBlock1LayerNorm1Gamma[j163] = acc98
 	}
-	rec140.scratch = nil
+	rec139.scratch = nil
+	ocannlDecBackwardPart138Records.Put(rec139)
+	*rec140 = ocannlDecBackwardPart139{}
 	ocannlDecBackwardPart139Records.Put(rec140)
 	*rec141 = ocannlDecBackwardPart140{}
 	ocannlDecBackwardPart140Records.Put(rec141)
@@ -11613,16 +11402,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart143Records.Put(rec144)
 	*rec145 = ocannlDecBackwardPart144{}
 	ocannlDecBackwardPart144Records.Put(rec145)
-	*rec146 = ocannlDecBackwardPart145{}
-	ocannlDecBackwardPart145Records.Put(rec146)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec147 := ocannlDecBackwardPart146Records.Get()
-	rec147.scratch = scratch
-	region.Run(rec147, 8)
-	*rec147 = ocannlDecBackwardPart146{}
-	ocannlDecBackwardPart146Records.Put(rec147)
+	rec146 := ocannlDecBackwardPart145Records.Get()
+	rec146.scratch = scratch
+	region.Run(rec146, 8)
+	*rec146 = ocannlDecBackwardPart145{}
+	ocannlDecBackwardPart145Records.Put(rec146)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -11636,16 +11423,16 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h0_gradRow3[i2] += net_block_1_layer_norm_1_mean_1_gradV
+					net_layer_norm_1_centered_gradRow21[i2] += net_block_1_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -11653,25 +11440,25 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec148 := ocannlDecBackwardPart147Records.Get()
-	rec148.gNetPos = gNetPos
-	rec148.scratch = scratch
-	region.Run(rec148, 8)
-	*rec148 = ocannlDecBackwardPart147{}
-	ocannlDecBackwardPart147Records.Put(rec148)
+	rec147 := ocannlDecBackwardPart146Records.Get()
+	rec147.gNetPos = gNetPos
+	rec147.scratch = scratch
+	region.Run(rec147, 8)
+	*rec147 = ocannlDecBackwardPart146{}
+	ocannlDecBackwardPart146Records.Put(rec147)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetEmb = [2048]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec149 := ocannlDecBackwardPart148Records.Get()
-	rec149.gNetEmb = gNetEmb
-	rec149.tokens = tokens
-	rec149.scratch = scratch
-	region.Run(rec149, 8)
-	*rec149 = ocannlDecBackwardPart148{}
-	ocannlDecBackwardPart148Records.Put(rec149)
+	rec148 := ocannlDecBackwardPart147Records.Get()
+	rec148.gNetEmb = gNetEmb
+	rec148.tokens = tokens
+	rec148.scratch = scratch
+	region.Run(rec148, 8)
+	*rec148 = ocannlDecBackwardPart147{}
+	ocannlDecBackwardPart147Records.Put(rec148)
 }
 
 // ocannlDecBackwardScratch holds the local arrays of ocannlDecBackward too large for the stack. Their
@@ -11773,7 +11560,6 @@ type ocannlDecBackwardScratch struct {
 	train_cross_entropy_1_logp_2                 [8][16][1]float32
 	train_cross_entropy_1_logp_3                 [8][16][1]float32
 	train_1                                      [8][16][32]float32
-	net_h0_grad                                  [8][16][64]float32
 	net_block_1_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_1_centered_grad       [8][16][64]float32
@@ -11789,14 +11575,12 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_1_grad [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_grad   [8][16][4][16]float32
-	net_block_1_masked_attention_1_masked_grad   [8][16][4][16]float32
 	net_block_1_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_1_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ex_grad       [8][16][4][16]float32
 	net_block_1_masked_attention_1_attn_1_grad   [8][16][4][1]float32
 	net_block_1_masked_attention_1_attn_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ctx_grad      [8][16][4][16]float32
-	net_block_1_x1_grad                          [8][16][64]float32
 	net_block_1_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_2_centered_grad       [8][16][64]float32
@@ -11809,7 +11593,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_dense_1_x_grad                   [8][16][64]float32
 	net_block_1_linear_1_x_2_grad                [8][16][128]float32
 	net_block_1_linear_1_x_grad                  [8][16][128]float32
-	net_h1_grad                                  [8][16][64]float32
 	net_block_2_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_1_centered_grad       [8][16][64]float32
@@ -11825,14 +11608,12 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_1_grad [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_grad   [8][16][4][16]float32
-	net_block_2_masked_attention_1_masked_grad   [8][16][4][16]float32
 	net_block_2_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_2_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ex_grad       [8][16][4][16]float32
 	net_block_2_masked_attention_1_attn_1_grad   [8][16][4][1]float32
 	net_block_2_masked_attention_1_attn_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ctx_grad      [8][16][4][16]float32
-	net_block_2_x1_grad                          [8][16][64]float32
 	net_block_2_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_2_centered_grad       [8][16][64]float32
@@ -11845,7 +11626,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_dense_1_x_grad                   [8][16][64]float32
 	net_block_2_linear_1_x_2_grad                [8][16][128]float32
 	net_block_2_linear_1_x_grad                  [8][16][128]float32
-	net_h2_grad                                  [8][16][64]float32
 	net_layer_norm_1_mean_1_grad                 [8][16][1]float32
 	net_layer_norm_1_mean_grad                   [8][16][1]float32
 	net_layer_norm_1_centered_grad               [8][16][64]float32
@@ -11856,9 +11636,7 @@ type ocannlDecBackwardScratch struct {
 	net_linear_1_x_2_grad                        [8][16][1]float32
 	net_linear_1_x_3_grad                        [8][16][1]float32
 	net_linear_1_x_grad                          [8][16][64]float32
-	train_cross_entropy_1_logits_grad            [8][16][32]float32
 	train_cross_entropy_1_m_grad                 [8][16][1]float32
-	train_cross_entropy_1_z_grad                 [8][16][32]float32
 	train_cross_entropy_1_logp_1_grad            [8][16][32]float32
 	train_cross_entropy_1_logp_2_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_3_grad            [8][16][1]float32
@@ -13605,18 +13383,18 @@ func (r55 *ocannlDecBackwardPart46) Part(j49 int) {
 	gNetLinear1WPartial[j49] = [32][64]float32{}
 	// float32 broadcast kernel M=32 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logits_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0])
+		ocannlGemm7AVX512(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logp_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logits_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0])
+		ocannlGemm7AVX2(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logp_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+j49][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0+j49][i1][i2]
+					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+j49][i1][i2]
 					gNetLinear1WPartialRow := &gNetLinear1WPartial[j49][i2]
 					for i3 := range 64 {
-						gNetLinear1WPartialRow[i3] += train_cross_entropy_1_logits_gradV * net_linear_1_xRow3[i3]
+						gNetLinear1WPartialRow[i3] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -13639,9 +13417,9 @@ func (r56 *ocannlDecBackwardPart47) Part(j52 int) {
 	pNetLinear1W, scratch := r56.pNetLinear1W, r56.scratch
 	// float32 broadcast kernel M=16 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&scratch.net_linear_1_x_grad[j52][0][0], &scratch.train_cross_entropy_1_logits_grad[j52][0][0], &pNetLinear1W[0])
+		ocannlGemm8AVX512(&scratch.net_linear_1_x_grad[j52][0][0], &scratch.train_cross_entropy_1_logp_grad[j52][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&scratch.net_linear_1_x_grad[j52][0][0], &scratch.train_cross_entropy_1_logits_grad[j52][0][0], &pNetLinear1W[0])
+		ocannlGemm8AVX2(&scratch.net_linear_1_x_grad[j52][0][0], &scratch.train_cross_entropy_1_logp_grad[j52][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 1 {
@@ -13649,19 +13427,19 @@ func (r56 *ocannlDecBackwardPart47) Part(j52 int) {
 				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+j52][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0+j52][i1][i2]
+					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+j52][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0+j52][i1][i2+1]
+					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+j52][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0+j52][i1][i2+2]
+					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+j52][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0+j52][i1][i2+3]
+					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+j52][i1][i2+3]
 					for i3 := range 64 {
 						acc41 := net_linear_1_x_gradRow[i3]
-						acc41 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_gradV2
-						acc41 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_gradV3
-						acc41 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_gradV4
-						acc41 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_gradV5
+						acc41 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc41 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc41 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc41 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logp_gradV5
 						net_linear_1_x_gradRow[i3] = acc41
 					}
 				}
@@ -13725,9 +13503,9 @@ func (r58 *ocannlDecBackwardPart49) Part(j55 int) {
 	scratch := r58.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap23AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap23AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13840,9 +13618,9 @@ func (r61 *ocannlDecBackwardPart52) Part(j59 int) {
 	pNetLayerNorm1Gamma, scratch := r61.pNetLayerNorm1Gamma, r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13891,9 +13669,9 @@ func (r63 *ocannlDecBackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13921,9 +13699,9 @@ func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13952,9 +13730,9 @@ func (r65 *ocannlDecBackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13973,7 +13751,7 @@ func (r65 *ocannlDecBackwardPart56) Part(j63 int) {
 var ocannlDecBackwardPart56Records rt.Records[ocannlDecBackwardPart56]
 
 // ocannlDecBackwardPart57 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart57 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -13981,19 +13759,25 @@ type ocannlDecBackwardPart57 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r66 *ocannlDecBackwardPart57) Part(j64 int) {
 	scratch := r66.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_h2_grad[j64][0][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_h2_grad[j64][0][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1]
-				net_h2_gradRow := &scratch.net_h2_grad[i0+j64][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j64]
+				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0]
 				for i2 := range 64 {
-					net_h2_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0] = acc47
 			}
 		}
 	}
@@ -14003,33 +13787,38 @@ func (r66 *ocannlDecBackwardPart57) Part(j64 int) {
 var ocannlDecBackwardPart57Records rt.Records[ocannlDecBackwardPart57]
 
 // ocannlDecBackwardPart58 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart58 struct {
-	scratch *ocannlDecBackwardScratch
+	scratch                   *ocannlDecBackwardScratch
+	gNetBlock2Linear1BPartial [8][64]float32
 }
 
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
-	scratch := r67.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	scratch, gNetBlock2Linear1BPartial := r67.scratch, &r67.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j65] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j65][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j65][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j65][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j65][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j65]
-				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j65][0]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+2]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+3]
 				for i2 := range 64 {
-					acc47 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc48 := gNetBlock2Linear1BPartialRow[i2]
+					acc48 += net_layer_norm_1_centered_gradRow6[i2]
+					acc48 += net_layer_norm_1_centered_gradRow7[i2]
+					acc48 += net_layer_norm_1_centered_gradRow8[i2]
+					acc48 += net_layer_norm_1_centered_gradRow9[i2]
+					gNetBlock2Linear1BPartialRow[i2] = acc48
 				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j65][0] = acc47
 			}
 		}
 	}
@@ -14038,38 +13827,31 @@ func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
 // ocannlDecBackwardPart58Records holds the free ocannlDecBackwardPart58 records.
 var ocannlDecBackwardPart58Records rt.Records[ocannlDecBackwardPart58]
 
-// ocannlDecBackwardPart59 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart59 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 32 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart59 struct {
-	scratch                   *ocannlDecBackwardScratch
-	gNetBlock2Linear1BPartial [8][64]float32
+	gNetBlock2Linear1W *[8192]float32
+	scratch            *ocannlDecBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r68 *ocannlDecBackwardPart59) Part(j66 int) {
-	scratch, gNetBlock2Linear1BPartial := r68.scratch, &r68.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j66] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j67 of the nest (0 <= j67 < 4).
+func (r68 *ocannlDecBackwardPart59) Part(j67 int) {
+	gNetBlock2Linear1W, scratch := r68.gNetBlock2Linear1W, r68.scratch
+	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j66][0], &scratch.net_h2_grad[j66][0][0])
+		ocannlGemm9AVX512(&gNetBlock2Linear1W[32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j67])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j66][0], &scratch.net_h2_grad[j66][0][0])
+		ocannlGemm9AVX2(&gNetBlock2Linear1W[32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j67])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j66]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_h2_gradRow4 := &scratch.net_h2_grad[i0+j66][i1]
-				net_h2_gradRow5 := &scratch.net_h2_grad[i0+j66][i1+1]
-				net_h2_gradRow6 := &scratch.net_h2_grad[i0+j66][i1+2]
-				net_h2_gradRow7 := &scratch.net_h2_grad[i0+j66][i1+3]
+		for i0 := range 8 {
+			for i1 := range 16 {
+				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					acc48 := gNetBlock2Linear1BPartialRow[i2]
-					acc48 += net_h2_gradRow4[i2]
-					acc48 += net_h2_gradRow5[i2]
-					acc48 += net_h2_gradRow6[i2]
-					acc48 += net_h2_gradRow7[i2]
-					gNetBlock2Linear1BPartialRow[i2] = acc48
+					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					gNetBlock2Linear1WRow := (*[32]float32)(gNetBlock2Linear1W[128*i2+32*j67 : 128*i2+32*j67+32])
+					for i3 := range 32 {
+						gNetBlock2Linear1WRow[i3] += net_layer_norm_1_centered_gradV * net_block_2_linear_1_xRow3[i3+32*j67]
+					}
 				}
 			}
 		}
@@ -14082,27 +13864,39 @@ var ocannlDecBackwardPart59Records rt.Records[ocannlDecBackwardPart59]
 // ocannlDecBackwardPart60 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart60 struct {
-	gNetBlock2Linear1W *[8192]float32
+	pNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBackwardScratch
 }
 
 // Part runs part j68 of the nest (0 <= j68 < 4).
 func (r69 *ocannlDecBackwardPart60) Part(j68 int) {
-	gNetBlock2Linear1W, scratch := r69.gNetBlock2Linear1W, r69.scratch
-	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetBlock2Linear1W, scratch := r69.pNetBlock2Linear1W, r69.scratch
+	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock2Linear1W[32*j68], &scratch.net_h2_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j68])
+		ocannlGemm10AVX512(&scratch.net_block_2_linear_1_x_grad[0][0][32*j68], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j68])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock2Linear1W[32*j68], &scratch.net_h2_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j68])
+		ocannlGemm10AVX2(&scratch.net_block_2_linear_1_x_grad[0][0][32*j68], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j68])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
-				for i2 := range 64 {
-					net_h2_gradV := scratch.net_h2_grad[i0][i1][i2]
-					gNetBlock2Linear1WRow := (*[32]float32)(gNetBlock2Linear1W[128*i2+32*j68 : 128*i2+32*j68+32])
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetBlock2Linear1WRow2 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68 : 128*i2+32*j68+32])
+					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					pNetBlock2Linear1WRow3 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+128 : 128*i2+32*j68+160])
+					net_layer_norm_1_centered_gradV3 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+1]
+					pNetBlock2Linear1WRow4 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+256 : 128*i2+32*j68+288])
+					net_layer_norm_1_centered_gradV4 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+2]
+					pNetBlock2Linear1WRow5 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+384 : 128*i2+32*j68+416])
+					net_layer_norm_1_centered_gradV5 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 32 {
-						gNetBlock2Linear1WRow[i3] += net_h2_gradV * net_block_2_linear_1_xRow3[i3+32*j68]
+						acc50 := net_block_2_linear_1_x_gradRow[i3+32*j68]
+						acc50 += pNetBlock2Linear1WRow2[i3] * net_layer_norm_1_centered_gradV2
+						acc50 += pNetBlock2Linear1WRow3[i3] * net_layer_norm_1_centered_gradV3
+						acc50 += pNetBlock2Linear1WRow4[i3] * net_layer_norm_1_centered_gradV4
+						acc50 += pNetBlock2Linear1WRow5[i3] * net_layer_norm_1_centered_gradV5
+						net_block_2_linear_1_x_gradRow[i3+32*j68] = acc50
 					}
 				}
 			}
@@ -14113,77 +13907,31 @@ func (r69 *ocannlDecBackwardPart60) Part(j68 int) {
 // ocannlDecBackwardPart60Records holds the free ocannlDecBackwardPart60 records.
 var ocannlDecBackwardPart60Records rt.Records[ocannlDecBackwardPart60]
 
-// ocannlDecBackwardPart61 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart61 struct {
-	pNetBlock2Linear1W *[8192]float32
-	scratch            *ocannlDecBackwardScratch
-}
-
-// Part runs part j69 of the nest (0 <= j69 < 4).
-func (r70 *ocannlDecBackwardPart61) Part(j69 int) {
-	pNetBlock2Linear1W, scratch := r70.pNetBlock2Linear1W, r70.scratch
-	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_block_2_linear_1_x_grad[0][0][32*j69], &scratch.net_h2_grad[0][0][0], &pNetBlock2Linear1W[32*j69])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_block_2_linear_1_x_grad[0][0][32*j69], &scratch.net_h2_grad[0][0][0], &pNetBlock2Linear1W[32*j69])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetBlock2Linear1WRow2 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j69 : 128*i2+32*j69+32])
-					net_h2_gradV2 := scratch.net_h2_grad[i0][i1][i2]
-					pNetBlock2Linear1WRow3 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j69+128 : 128*i2+32*j69+160])
-					net_h2_gradV3 := scratch.net_h2_grad[i0][i1][i2+1]
-					pNetBlock2Linear1WRow4 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j69+256 : 128*i2+32*j69+288])
-					net_h2_gradV4 := scratch.net_h2_grad[i0][i1][i2+2]
-					pNetBlock2Linear1WRow5 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j69+384 : 128*i2+32*j69+416])
-					net_h2_gradV5 := scratch.net_h2_grad[i0][i1][i2+3]
-					for i3 := range 32 {
-						acc50 := net_block_2_linear_1_x_gradRow[i3+32*j69]
-						acc50 += pNetBlock2Linear1WRow2[i3] * net_h2_gradV2
-						acc50 += pNetBlock2Linear1WRow3[i3] * net_h2_gradV3
-						acc50 += pNetBlock2Linear1WRow4[i3] * net_h2_gradV4
-						acc50 += pNetBlock2Linear1WRow5[i3] * net_h2_gradV5
-						net_block_2_linear_1_x_gradRow[i3+32*j69] = acc50
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart61Records holds the free ocannlDecBackwardPart61 records.
-var ocannlDecBackwardPart61Records rt.Records[ocannlDecBackwardPart61]
-
-// ocannlDecBackwardPart62 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart61 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart62 struct {
+type ocannlDecBackwardPart61 struct {
 	scratch                  *ocannlDecBackwardScratch
 	gNetBlock2Dense1BPartial [8][128]float32
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r73 *ocannlDecBackwardPart62) Part(j70 int) {
-	scratch, gNetBlock2Dense1BPartial := r73.scratch, &r73.gNetBlock2Dense1BPartial
-	gNetBlock2Dense1BPartial[j70] = [128]float32{}
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r72 *ocannlDecBackwardPart61) Part(j69 int) {
+	scratch, gNetBlock2Dense1BPartial := r72.scratch, &r72.gNetBlock2Dense1BPartial
+	gNetBlock2Dense1BPartial[j69] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j70]
+		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j69]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+3]
 				for i2 := range 128 {
 					acc51 := gNetBlock2Dense1BPartialRow[i2]
 					acc51 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -14197,31 +13945,31 @@ func (r73 *ocannlDecBackwardPart62) Part(j70 int) {
 	}
 }
 
-// ocannlDecBackwardPart62Records holds the free ocannlDecBackwardPart62 records.
-var ocannlDecBackwardPart62Records rt.Records[ocannlDecBackwardPart62]
+// ocannlDecBackwardPart61Records holds the free ocannlDecBackwardPart61 records.
+var ocannlDecBackwardPart61Records rt.Records[ocannlDecBackwardPart61]
 
-// ocannlDecBackwardPart63 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart62 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart63 struct {
+type ocannlDecBackwardPart62 struct {
 	gNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
-	gNetBlock2Dense1W, scratch := r74.gNetBlock2Dense1W, r74.scratch
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r73 *ocannlDecBackwardPart62) Part(j71 int) {
+	gNetBlock2Dense1W, scratch := r73.gNetBlock2Dense1W, r73.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock2Dense1W[1024*j72], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j72], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm11AVX512(&gNetBlock2Dense1W[1024*j71], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j71], &scratch.net_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock2Dense1W[1024*j72], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j72], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm11AVX2(&gNetBlock2Dense1W[1024*j71], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j71], &scratch.net_block_2_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_dense_1_xRow3 := &scratch.net_block_2_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+16*j72]
-					gNetBlock2Dense1WRow := (*[64]float32)(gNetBlock2Dense1W[64*i2+1024*j72 : 64*i2+1024*j72+64])
+					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+16*j71]
+					gNetBlock2Dense1WRow := (*[64]float32)(gNetBlock2Dense1W[64*i2+1024*j71 : 64*i2+1024*j71+64])
 					for i3 := range 64 {
 						gNetBlock2Dense1WRow[i3] += net_block_2_linear_1_x_2_gradV * net_block_2_dense_1_xRow3[i3]
 					}
@@ -14231,38 +13979,38 @@ func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
 	}
 }
 
-// ocannlDecBackwardPart63Records holds the free ocannlDecBackwardPart63 records.
-var ocannlDecBackwardPart63Records rt.Records[ocannlDecBackwardPart63]
+// ocannlDecBackwardPart62Records holds the free ocannlDecBackwardPart62 records.
+var ocannlDecBackwardPart62Records rt.Records[ocannlDecBackwardPart62]
 
-// ocannlDecBackwardPart64 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart63 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart64 struct {
+type ocannlDecBackwardPart63 struct {
 	pNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
-	pNetBlock2Dense1W, scratch := r75.pNetBlock2Dense1W, r75.scratch
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
+	pNetBlock2Dense1W, scratch := r74.pNetBlock2Dense1W, r74.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_block_2_dense_1_x_grad[j73][0][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0], &pNetBlock2Dense1W[0])
+		ocannlGemm12AVX512(&scratch.net_block_2_dense_1_x_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0], &pNetBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_block_2_dense_1_x_grad[j73][0][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0], &pNetBlock2Dense1W[0])
+		ocannlGemm12AVX2(&scratch.net_block_2_dense_1_x_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0], &pNetBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1]
+				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetBlock2Dense1WRow2 := (*[64]float32)(pNetBlock2Dense1W[64*i2 : 64*i2+64])
-					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1][i2]
+					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2]
 					pNetBlock2Dense1WRow3 := (*[64]float32)(pNetBlock2Dense1W[64*i2+64 : 64*i2+128])
-					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1][i2+1]
+					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+1]
 					pNetBlock2Dense1WRow4 := (*[64]float32)(pNetBlock2Dense1W[64*i2+128 : 64*i2+192])
-					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1][i2+2]
+					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+2]
 					pNetBlock2Dense1WRow5 := (*[64]float32)(pNetBlock2Dense1W[64*i2+192 : 64*i2+256])
-					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1][i2+3]
+					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+3]
 					for i3 := range 64 {
 						acc53 := net_block_2_dense_1_x_gradRow[i3]
 						acc53 += pNetBlock2Dense1WRow2[i3] * net_block_2_linear_1_x_2_gradV2
@@ -14277,34 +14025,34 @@ func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
 	}
 }
 
-// ocannlDecBackwardPart64Records holds the free ocannlDecBackwardPart64 records.
-var ocannlDecBackwardPart64Records rt.Records[ocannlDecBackwardPart64]
+// ocannlDecBackwardPart63Records holds the free ocannlDecBackwardPart63 records.
+var ocannlDecBackwardPart63Records rt.Records[ocannlDecBackwardPart63]
 
-// ocannlDecBackwardPart65 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart64 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart65 struct {
+type ocannlDecBackwardPart64 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r76 *ocannlDecBackwardPart65) Part(j74 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r76.scratch, &r76.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j74] = [64]float32{}
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r75.scratch, &r75.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j73] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j74]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j73]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1]
-				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+1]
-				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+2]
-				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+3]
+				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1]
+				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+1]
+				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+2]
+				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+3]
 				for i2 := range 64 {
 					acc54 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc54 += net_block_2_dense_1_x_gradRow2[i2]
@@ -14318,11 +14066,42 @@ func (r76 *ocannlDecBackwardPart65) Part(j74 int) {
 	}
 }
 
+// ocannlDecBackwardPart64Records holds the free ocannlDecBackwardPart64 records.
+var ocannlDecBackwardPart64Records rt.Records[ocannlDecBackwardPart64]
+
+// ocannlDecBackwardPart65 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart65 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r76 *ocannlDecBackwardPart65) Part(j75 int) {
+	scratch := r76.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1]
+				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j75][i1][0]
+				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j75][i1]
+				for i2 := range 64 {
+					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart65Records holds the free ocannlDecBackwardPart65 records.
 var ocannlDecBackwardPart65Records rt.Records[ocannlDecBackwardPart65]
 
 // ocannlDecBackwardPart66 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart66 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14330,20 +14109,27 @@ type ocannlDecBackwardPart66 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
 	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1]
-				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j76][i1][0]
-				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j76]
+				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j76]
+				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0]
+				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0]
 				for i2 := range 64 {
-					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0] = acc56
 			}
 		}
 	}
@@ -14353,72 +14139,34 @@ func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
 var ocannlDecBackwardPart66Records rt.Records[ocannlDecBackwardPart66]
 
 // ocannlDecBackwardPart67 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart67 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r78 *ocannlDecBackwardPart67) Part(j77 int) {
-	scratch := r78.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j77]
-				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j77]
-				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0]
-				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0]
-				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
-				}
-				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0] = acc56
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart67Records holds the free ocannlDecBackwardPart67 records.
-var ocannlDecBackwardPart67Records rt.Records[ocannlDecBackwardPart67]
-
-// ocannlDecBackwardPart68 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart68 struct {
+type ocannlDecBackwardPart67 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r79 *ocannlDecBackwardPart68) Part(j78 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r79.scratch, &r79.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j78] = [64]float32{}
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r78 *ocannlDecBackwardPart67) Part(j77 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r78.scratch, &r78.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j77] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j78]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j77]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1]
-				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+1]
-				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+2]
-				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+3]
+				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1]
+				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+1]
+				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+2]
+				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+3]
 				for i2 := range 64 {
 					acc57 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc57 += net_block_2_dense_1_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
@@ -14432,33 +14180,54 @@ func (r79 *ocannlDecBackwardPart68) Part(j78 int) {
 	}
 }
 
+// ocannlDecBackwardPart67Records holds the free ocannlDecBackwardPart67 records.
+var ocannlDecBackwardPart67Records rt.Records[ocannlDecBackwardPart67]
+
+// ocannlDecBackwardPart68 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart68 struct {
+	pNetBlock2LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r79 *ocannlDecBackwardPart68) Part(j79 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r79.pNetBlock2LayerNorm2Gamma, r79.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j79][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart68Records holds the free ocannlDecBackwardPart68 records.
 var ocannlDecBackwardPart68Records rt.Records[ocannlDecBackwardPart68]
 
 // ocannlDecBackwardPart69 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart69 struct {
-	pNetBlock2LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r80 *ocannlDecBackwardPart69) Part(j80 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r80.pNetBlock2LayerNorm2Gamma, r80.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j80][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r80.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j80]
+		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j80]
+		for i1 := range 16 {
+			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -14475,11 +14244,20 @@ type ocannlDecBackwardPart70 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r81 *ocannlDecBackwardPart70) Part(j81 int) {
 	scratch := r81.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j81]
-		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81]
-		for i1 := range 16 {
-			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81][i1][0]
+				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j81][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -14496,18 +14274,19 @@ type ocannlDecBackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j82][i1][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j82][i1]
+				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j82][i1]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j82][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -14528,17 +14307,17 @@ func (r83 *ocannlDecBackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j83][i1]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j83][i1]
+				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -14557,19 +14336,18 @@ type ocannlDecBackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j84][i1]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j84][i1]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j84][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -14580,7 +14358,7 @@ func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 var ocannlDecBackwardPart73Records rt.Records[ocannlDecBackwardPart73]
 
 // ocannlDecBackwardPart74 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart74 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14588,19 +14366,25 @@ type ocannlDecBackwardPart74 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r85 *ocannlDecBackwardPart74) Part(j85 int) {
 	scratch := r85.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_x1_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_x1_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j85][i1]
-				net_block_2_x1_gradRow2 := &scratch.net_block_2_x1_grad[i0+j85][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j85]
+				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j85][0]
 				for i2 := range 64 {
-					net_block_2_x1_gradRow2[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
+					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j85][0] = acc59
 			}
 		}
 	}
@@ -14609,34 +14393,34 @@ func (r85 *ocannlDecBackwardPart74) Part(j85 int) {
 // ocannlDecBackwardPart74Records holds the free ocannlDecBackwardPart74 records.
 var ocannlDecBackwardPart74Records rt.Records[ocannlDecBackwardPart74]
 
-// ocannlDecBackwardPart75 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlDecBackwardPart75 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart75 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock2MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
+// Part runs part j86 of the nest (0 <= j86 < 4).
 func (r86 *ocannlDecBackwardPart75) Part(j86 int) {
-	scratch := r86.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	gNetBlock2MaskedAttention1WO, scratch := r86.gNetBlock2MaskedAttention1WO, r86.scratch
+	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
-		}
+		ocannlGemm13AVX512(&gNetBlock2MaskedAttention1WO[16*j86], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j86][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
-		}
+		ocannlGemm13AVX2(&gNetBlock2MaskedAttention1WO[16*j86], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j86][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j86]
-				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0]
+			for i1 := range 16 {
 				for i2 := range 64 {
-					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradV6 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j86]
+						gNetBlock2MaskedAttention1WORow := (*[16]float32)(gNetBlock2MaskedAttention1WO[64*i2+16*i3+16*j86 : 64*i2+16*i3+16*j86+16])
+						for i4 := range 16 {
+							gNetBlock2MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV6 * net_block_2_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0] = acc59
 			}
 		}
 	}
@@ -14645,31 +14429,31 @@ func (r86 *ocannlDecBackwardPart75) Part(j86 int) {
 // ocannlDecBackwardPart75Records holds the free ocannlDecBackwardPart75 records.
 var ocannlDecBackwardPart75Records rt.Records[ocannlDecBackwardPart75]
 
-// ocannlDecBackwardPart76 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlDecBackwardPart76 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart76 struct {
-	gNetBlock2MaskedAttention1WO *[4096]float32
+	pNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 4).
+// Part runs part j87 of the nest (0 <= j87 < 8).
 func (r87 *ocannlDecBackwardPart76) Part(j87 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r87.gNetBlock2MaskedAttention1WO, r87.scratch
-	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetBlock2MaskedAttention1WO, scratch := r87.pNetBlock2MaskedAttention1WO, r87.scratch
+	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock2MaskedAttention1WO[16*j87], &scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j87][0])
+		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[j87][0][0][0], &scratch.net_layer_norm_1_centered_grad[j87][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock2MaskedAttention1WO[16*j87], &scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j87][0])
+		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[j87][0][0][0], &scratch.net_layer_norm_1_centered_grad[j87][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
+		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 64 {
-					net_block_2_x1_gradV := scratch.net_block_2_x1_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j87]
-						gNetBlock2MaskedAttention1WORow := (*[16]float32)(gNetBlock2MaskedAttention1WO[64*i2+16*i3+16*j87 : 64*i2+16*i3+16*j87+16])
+					net_layer_norm_1_centered_gradV7 := scratch.net_layer_norm_1_centered_grad[i0+j87][i1][i2]
+					for i3 := range 4 {
+						pNetBlock2MaskedAttention1WORow2 := (*[16]float32)(pNetBlock2MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][i1][i3]
 						for i4 := range 16 {
-							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_x1_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
+							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV7
 						}
 					}
 				}
@@ -14684,28 +14468,44 @@ var ocannlDecBackwardPart76Records rt.Records[ocannlDecBackwardPart76]
 // ocannlDecBackwardPart77 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart77 struct {
-	pNetBlock2MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r88.pNetBlock2MaskedAttention1WO, r88.scratch
-	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r88.scratch
+	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[j88][0][0][0], &scratch.net_block_2_x1_grad[j88][0][0], &pNetBlock2MaskedAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[j88][0][0][0], &scratch.net_block_2_x1_grad[j88][0][0], &pNetBlock2MaskedAttention1WO[0])
-	} else {
 		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j88][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j88][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+j88]
 			for i1 := range 16 {
-				for i2 := range 64 {
-					net_block_2_x1_gradV2 := scratch.net_block_2_x1_grad[i0+j88][i1][i2]
-					for i3 := range 4 {
-						pNetBlock2MaskedAttention1WORow2 := (*[16]float32)(pNetBlock2MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i3]
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][i1][i2]
+					for i3 := 0; i3 < 16; i3 += 4 {
+						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+1]
+						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+2]
+						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+3]
 						for i4 := range 16 {
-							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_x1_gradV2
+							acc60 := net_block_2_masked_attention_1_attn_gradRow[i4]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV2 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV3 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV4 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_block_2_masked_attention_1_attn_gradRow[i4] = acc60
 						}
 					}
 				}
@@ -14726,38 +14526,29 @@ type ocannlDecBackwardPart78 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r89 *ocannlDecBackwardPart78) Part(j89 int) {
 	scratch := r89.scratch
-	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j89][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j89][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
-			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+j89]
+			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+j89]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][i1][i2]
-					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3]
-						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3+1]
-						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3+2]
-						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3+3]
+					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+j89][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3]
 						for i4 := range 16 {
-							acc60 := net_block_2_masked_attention_1_attn_gradRow[i4]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV2 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+1]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV3 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+2]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV4 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+3]
-							net_block_2_masked_attention_1_attn_gradRow[i4] = acc60
+							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -14778,30 +14569,20 @@ type ocannlDecBackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r90 *ocannlDecBackwardPart79) Part(j90 int) {
 	scratch := r90.scratch
-	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][0][i2][0])
-			}
-		}
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][0][i2][0])
-			}
-		}
+		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
 	} else {
 		for i0 := range 1 {
-			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+j90]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+j90][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j90][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j90][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j90][i1][i2]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][i1][i2][i3]
-						for i4 := range 16 {
-							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
-						}
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
 					}
 				}
 			}
@@ -14813,7 +14594,7 @@ func (r90 *ocannlDecBackwardPart79) Part(j90 int) {
 var ocannlDecBackwardPart79Records rt.Records[ocannlDecBackwardPart79]
 
 // ocannlDecBackwardPart80 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart80 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14821,21 +14602,32 @@ type ocannlDecBackwardPart80 struct {
 // Part runs part j91 of the nest (0 <= j91 < 8).
 func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
 	scratch := r91.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j91][i1][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j91][i1][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j91][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j91][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j91][i2]
+					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0]
+					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0] = acc61
 				}
 			}
 		}
@@ -14854,17 +14646,17 @@ type ocannlDecBackwardPart81 struct {
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r92 *ocannlDecBackwardPart81) Part(j92 int) {
 	scratch := r92.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
 			}
 		}
 	} else {
@@ -14872,14 +14664,12 @@ func (r92 *ocannlDecBackwardPart81) Part(j92 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j92][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j92][i2]
-					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0]
-					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j92][i2]
+					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j92][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
+						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0] = acc61
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j92][i2][0] = acc62
 				}
 			}
 		}
@@ -14895,20 +14685,20 @@ type ocannlDecBackwardPart82 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r93 *ocannlDecBackwardPart82) Part(j93 int) {
-	scratch := r93.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r95 *ocannlDecBackwardPart82) Part(j96 int) {
+	scratch := r95.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -14916,12 +14706,21 @@ func (r93 *ocannlDecBackwardPart82) Part(j93 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j93][i2]
-					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j96][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j96][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j96][i2][0]
 					for i3 := range 16 {
-						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						var r93 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r93 = 1
+						}
+						r94 := float32(16)
+						if r93 != 0 {
+							r94 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r94)
 					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0] = acc62
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j96][i2][0] = acc63
 				}
 			}
 		}
@@ -14932,47 +14731,51 @@ func (r93 *ocannlDecBackwardPart82) Part(j93 int) {
 var ocannlDecBackwardPart82Records rt.Records[ocannlDecBackwardPart82]
 
 // ocannlDecBackwardPart83 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart83 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j97 of the nest (0 <= j97 < 8).
-func (r96 *ocannlDecBackwardPart83) Part(j97 int) {
-	scratch := r96.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+func (r99 *ocannlDecBackwardPart83) Part(j97 int) {
+	scratch := r99.scratch
+	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 2 {
+		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
+				ocannlGemm3AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j97][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
+		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
+				ocannlGemm3AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j97][0][i2][0])
 			}
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j97][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j97][i2][0]
-					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0]
-					for i3 := range 16 {
-						var r94 float32
-						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r94 = 1
+					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+j97][i1][i2]
+					for i3 := 0; i3 < 16; i3 += 4 {
+						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3]
+						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+1]
+						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+1][i2]
+						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+2]
+						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+2][i2]
+						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+3]
+						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+3][i2]
+						for i4 := range 16 {
+							acc64 := net_block_2_masked_attention_1_q_gradRow[i4]
+							acc64 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
+							acc64 += net_block_2_masked_attention_1_scores_1_gradV2 * net_block_2_masked_attention_1_kRow3[i4]
+							acc64 += net_block_2_masked_attention_1_scores_1_gradV3 * net_block_2_masked_attention_1_kRow4[i4]
+							acc64 += net_block_2_masked_attention_1_scores_1_gradV4 * net_block_2_masked_attention_1_kRow5[i4]
+							net_block_2_masked_attention_1_q_gradRow[i4] = acc64
 						}
-						r95 := float32(16)
-						if r94 != 0 {
-							r95 = scratch.ordinals_2[i3]
-						}
-						acc63 = min(acc63, r95)
 					}
-					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0] = acc63
 				}
 			}
 		}
@@ -14995,37 +14798,25 @@ func (r100 *ocannlDecBackwardPart84) Part(j98 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j98][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j98][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j98][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j98][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+j98][i1][i2]
-					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3]
-						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+j98][i3][i2]
-						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3+1]
-						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+j98][i3+1][i2]
-						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3+2]
-						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+j98][i3+2][i2]
-						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3+3]
-						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+j98][i3+3][i2]
+					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+j98][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+j98][i3][i2]
 						for i4 := range 16 {
-							acc64 := net_block_2_masked_attention_1_q_gradRow[i4]
-							acc64 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
-							acc64 += net_block_2_masked_attention_1_scores_1_gradV2 * net_block_2_masked_attention_1_kRow3[i4]
-							acc64 += net_block_2_masked_attention_1_scores_1_gradV3 * net_block_2_masked_attention_1_kRow4[i4]
-							acc64 += net_block_2_masked_attention_1_scores_1_gradV4 * net_block_2_masked_attention_1_kRow5[i4]
-							net_block_2_masked_attention_1_q_gradRow[i4] = acc64
+							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -15037,38 +14828,31 @@ func (r100 *ocannlDecBackwardPart84) Part(j98 int) {
 // ocannlDecBackwardPart84Records holds the free ocannlDecBackwardPart84 records.
 var ocannlDecBackwardPart84Records rt.Records[ocannlDecBackwardPart84]
 
-// ocannlDecBackwardPart85 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart85 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlDecBackwardPart85 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock2MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
+// Part runs part j99 of the nest (0 <= j99 < 4).
 func (r101 *ocannlDecBackwardPart85) Part(j99 int) {
-	scratch := r101.scratch
-	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetBlock2MaskedAttention1WV, scratch := r101.gNetBlock2MaskedAttention1WV, r101.scratch
+	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j99][0][i2][0])
-			}
-		}
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WV[1024*j99], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j99][0][i2][0])
-			}
-		}
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WV[1024*j99], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
-		for i0 := range 1 {
+		for i0 := range 8 {
 			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+j99][i1][i2]
+				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][i1][i2][i3]
-						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+j99][i3][i2]
-						for i4 := range 16 {
-							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j99][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[64]float32)(gNetBlock2MaskedAttention1WV[1024*i2+1024*j99+64*i3 : 1024*i2+1024*j99+64*i3+64])
+						for i4 := range 64 {
+							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
 					}
 				}
@@ -15080,72 +14864,36 @@ func (r101 *ocannlDecBackwardPart85) Part(j99 int) {
 // ocannlDecBackwardPart85Records holds the free ocannlDecBackwardPart85 records.
 var ocannlDecBackwardPart85Records rt.Records[ocannlDecBackwardPart85]
 
-// ocannlDecBackwardPart86 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart86 struct {
-	gNetBlock2MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
-}
-
-// Part runs part j100 of the nest (0 <= j100 < 4).
-func (r102 *ocannlDecBackwardPart86) Part(j100 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r102.gNetBlock2MaskedAttention1WV, r102.scratch
-	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WV[1024*j100], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j100][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WV[1024*j100], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j100][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 16 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j100][i3]
-						gNetBlock2MaskedAttention1WVRow := (*[64]float32)(gNetBlock2MaskedAttention1WV[1024*i2+1024*j100+64*i3 : 1024*i2+1024*j100+64*i3+64])
-						for i4 := range 64 {
-							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart86Records holds the free ocannlDecBackwardPart86 records.
-var ocannlDecBackwardPart86Records rt.Records[ocannlDecBackwardPart86]
-
-// ocannlDecBackwardPart87 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart86 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart87 struct {
+type ocannlDecBackwardPart86 struct {
 	pNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r103.pNetBlock2MaskedAttention1WV, r103.scratch
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r102 *ocannlDecBackwardPart86) Part(j100 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r102.pNetBlock2MaskedAttention1WV, r102.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j101][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j101][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j101][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j101][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+j101][i1]
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+j100][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+j101][i1][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+j101][i1][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+j101][i1][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+j101][i1][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc65 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc65 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -15161,32 +14909,32 @@ func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
 	}
 }
 
-// ocannlDecBackwardPart87Records holds the free ocannlDecBackwardPart87 records.
-var ocannlDecBackwardPart87Records rt.Records[ocannlDecBackwardPart87]
+// ocannlDecBackwardPart86Records holds the free ocannlDecBackwardPart86 records.
+var ocannlDecBackwardPart86Records rt.Records[ocannlDecBackwardPart86]
 
-// ocannlDecBackwardPart88 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart87 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart88 struct {
+type ocannlDecBackwardPart87 struct {
 	gNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 4).
-func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r104.gNetBlock2MaskedAttention1WK, r104.scratch
+// Part runs part j101 of the nest (0 <= j101 < 4).
+func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
+	gNetBlock2MaskedAttention1WK, scratch := r103.gNetBlock2MaskedAttention1WK, r103.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WK[1024*j102], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j102][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WK[1024*j101], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WK[1024*j102], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j102][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WK[1024*j101], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j102][i3]
-						gNetBlock2MaskedAttention1WKRow := (*[64]float32)(gNetBlock2MaskedAttention1WK[1024*i2+1024*j102+64*i3 : 1024*i2+1024*j102+64*i3+64])
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j101][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[64]float32)(gNetBlock2MaskedAttention1WK[1024*i2+1024*j101+64*i3 : 1024*i2+1024*j101+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -15197,39 +14945,39 @@ func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
 	}
 }
 
-// ocannlDecBackwardPart88Records holds the free ocannlDecBackwardPart88 records.
-var ocannlDecBackwardPart88Records rt.Records[ocannlDecBackwardPart88]
+// ocannlDecBackwardPart87Records holds the free ocannlDecBackwardPart87 records.
+var ocannlDecBackwardPart87Records rt.Records[ocannlDecBackwardPart87]
 
-// ocannlDecBackwardPart89 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart88 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart89 struct {
+type ocannlDecBackwardPart88 struct {
 	pNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r105.pNetBlock2MaskedAttention1WK, r105.scratch
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
+	pNetBlock2MaskedAttention1WK, scratch := r104.pNetBlock2MaskedAttention1WK, r104.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j103][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j103][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j103][i1]
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j102][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+j103][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+j103][i1][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+j103][i1][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+j103][i1][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc66 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc66 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -15245,32 +14993,32 @@ func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
 	}
 }
 
-// ocannlDecBackwardPart89Records holds the free ocannlDecBackwardPart89 records.
-var ocannlDecBackwardPart89Records rt.Records[ocannlDecBackwardPart89]
+// ocannlDecBackwardPart88Records holds the free ocannlDecBackwardPart88 records.
+var ocannlDecBackwardPart88Records rt.Records[ocannlDecBackwardPart88]
 
-// ocannlDecBackwardPart90 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart89 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart90 struct {
+type ocannlDecBackwardPart89 struct {
 	gNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 4).
-func (r106 *ocannlDecBackwardPart90) Part(j104 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r106.gNetBlock2MaskedAttention1WQ, r106.scratch
+// Part runs part j103 of the nest (0 <= j103 < 4).
+func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
+	gNetBlock2MaskedAttention1WQ, scratch := r105.gNetBlock2MaskedAttention1WQ, r105.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WQ[1024*j104], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j104][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WQ[1024*j103], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j103][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WQ[1024*j104], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j104][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WQ[1024*j103], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j103][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j104][i3]
-						gNetBlock2MaskedAttention1WQRow := (*[64]float32)(gNetBlock2MaskedAttention1WQ[1024*i2+1024*j104+64*i3 : 1024*i2+1024*j104+64*i3+64])
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j103][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[64]float32)(gNetBlock2MaskedAttention1WQ[1024*i2+1024*j103+64*i3 : 1024*i2+1024*j103+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -15281,39 +15029,39 @@ func (r106 *ocannlDecBackwardPart90) Part(j104 int) {
 	}
 }
 
-// ocannlDecBackwardPart90Records holds the free ocannlDecBackwardPart90 records.
-var ocannlDecBackwardPart90Records rt.Records[ocannlDecBackwardPart90]
+// ocannlDecBackwardPart89Records holds the free ocannlDecBackwardPart89 records.
+var ocannlDecBackwardPart89Records rt.Records[ocannlDecBackwardPart89]
 
-// ocannlDecBackwardPart91 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart90 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart91 struct {
+type ocannlDecBackwardPart90 struct {
 	pNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r107.pNetBlock2MaskedAttention1WQ, r107.scratch
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r106 *ocannlDecBackwardPart90) Part(j104 int) {
+	pNetBlock2MaskedAttention1WQ, scratch := r106.pNetBlock2MaskedAttention1WQ, r106.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j105][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j104][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j104][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j105][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j104][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j104][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1]
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+j105][i1][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+j105][i1][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+j105][i1][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+j105][i1][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc67 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc67 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -15329,34 +15077,34 @@ func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
 	}
 }
 
-// ocannlDecBackwardPart91Records holds the free ocannlDecBackwardPart91 records.
-var ocannlDecBackwardPart91Records rt.Records[ocannlDecBackwardPart91]
+// ocannlDecBackwardPart90Records holds the free ocannlDecBackwardPart90 records.
+var ocannlDecBackwardPart90Records rt.Records[ocannlDecBackwardPart90]
 
-// ocannlDecBackwardPart92 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart91 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart92 struct {
+type ocannlDecBackwardPart91 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r108 *ocannlDecBackwardPart92) Part(j106 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r108.scratch, &r108.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j106] = [64]float32{}
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r107.scratch, &r107.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j105] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j106]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j105]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+3]
 				for i2 := range 64 {
 					acc68 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc68 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -15370,11 +15118,42 @@ func (r108 *ocannlDecBackwardPart92) Part(j106 int) {
 	}
 }
 
+// ocannlDecBackwardPart91Records holds the free ocannlDecBackwardPart91 records.
+var ocannlDecBackwardPart91Records rt.Records[ocannlDecBackwardPart91]
+
+// ocannlDecBackwardPart92 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart92 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r108 *ocannlDecBackwardPart92) Part(j107 int) {
+	scratch := r108.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j107][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1]
+				for i2 := range 64 {
+					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart92Records holds the free ocannlDecBackwardPart92 records.
 var ocannlDecBackwardPart92Records rt.Records[ocannlDecBackwardPart92]
 
 // ocannlDecBackwardPart93 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart93 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -15382,20 +15161,27 @@ type ocannlDecBackwardPart93 struct {
 // Part runs part j108 of the nest (0 <= j108 < 8).
 func (r109 *ocannlDecBackwardPart93) Part(j108 int) {
 	scratch := r109.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j108][i1]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j108][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j108]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j108]
+				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0]
+				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0]
 				for i2 := range 64 {
-					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
 				}
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0] = acc70
 			}
 		}
 	}
@@ -15405,72 +15191,34 @@ func (r109 *ocannlDecBackwardPart93) Part(j108 int) {
 var ocannlDecBackwardPart93Records rt.Records[ocannlDecBackwardPart93]
 
 // ocannlDecBackwardPart94 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart94 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r110 *ocannlDecBackwardPart94) Part(j109 int) {
-	scratch := r110.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j109]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j109]
-				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0]
-				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0]
-				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
-				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0] = acc70
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart94Records holds the free ocannlDecBackwardPart94 records.
-var ocannlDecBackwardPart94Records rt.Records[ocannlDecBackwardPart94]
-
-// ocannlDecBackwardPart95 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart95 struct {
+type ocannlDecBackwardPart94 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r111 *ocannlDecBackwardPart95) Part(j110 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r111.scratch, &r111.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j110] = [64]float32{}
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r110 *ocannlDecBackwardPart94) Part(j109 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r110.scratch, &r110.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j109] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j110]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j109]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+3]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+3]
 				for i2 := range 64 {
 					acc71 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc71 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
@@ -15484,33 +15232,54 @@ func (r111 *ocannlDecBackwardPart95) Part(j110 int) {
 	}
 }
 
+// ocannlDecBackwardPart94Records holds the free ocannlDecBackwardPart94 records.
+var ocannlDecBackwardPart94Records rt.Records[ocannlDecBackwardPart94]
+
+// ocannlDecBackwardPart95 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart95 struct {
+	pNetBlock2LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r111 *ocannlDecBackwardPart95) Part(j111 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r111.pNetBlock2LayerNorm1Gamma, r111.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j111][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart95Records holds the free ocannlDecBackwardPart95 records.
 var ocannlDecBackwardPart95Records rt.Records[ocannlDecBackwardPart95]
 
 // ocannlDecBackwardPart96 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart96 struct {
-	pNetBlock2LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r112 *ocannlDecBackwardPart96) Part(j112 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r112.pNetBlock2LayerNorm1Gamma, r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j112][i1]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j112][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r112.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j112]
+		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j112]
+		for i1 := range 16 {
+			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -15527,11 +15296,20 @@ type ocannlDecBackwardPart97 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r113 *ocannlDecBackwardPart97) Part(j113 int) {
 	scratch := r113.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j113]
-		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113]
-		for i1 := range 16 {
-			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113][i1][0]
+				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j113][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -15548,18 +15326,19 @@ type ocannlDecBackwardPart98 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r114 *ocannlDecBackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j114][i1][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j114][i1]
+				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j114][i1]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j114][i1]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j114][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -15580,17 +15359,17 @@ func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
 	scratch := r115.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
+				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -15609,19 +15388,18 @@ type ocannlDecBackwardPart100 struct {
 // Part runs part j116 of the nest (0 <= j116 < 8).
 func (r116 *ocannlDecBackwardPart100) Part(j116 int) {
 	scratch := r116.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j116][i1]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j116][i1]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -15632,7 +15410,7 @@ func (r116 *ocannlDecBackwardPart100) Part(j116 int) {
 var ocannlDecBackwardPart100Records rt.Records[ocannlDecBackwardPart100]
 
 // ocannlDecBackwardPart101 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart101 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -15640,19 +15418,25 @@ type ocannlDecBackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
 	scratch := r117.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_h1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_h1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j117][i1]
-				net_h1_gradRow2 := &scratch.net_h1_grad[i0+j117][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j117]
+				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j117][0]
 				for i2 := range 64 {
-					net_h1_gradRow2[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j117][0] = acc73
 			}
 		}
 	}
@@ -15662,33 +15446,38 @@ func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
 var ocannlDecBackwardPart101Records rt.Records[ocannlDecBackwardPart101]
 
 // ocannlDecBackwardPart102 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart102 struct {
-	scratch *ocannlDecBackwardScratch
+	scratch                   *ocannlDecBackwardScratch
+	gNetBlock1Linear1BPartial [8][64]float32
 }
 
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r118 *ocannlDecBackwardPart102) Part(j118 int) {
-	scratch := r118.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	scratch, gNetBlock1Linear1BPartial := r118.scratch, &r118.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j118] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j118]
-				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j118]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+1]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+2]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+3]
 				for i2 := range 64 {
-					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+					acc74 := gNetBlock1Linear1BPartialRow[i2]
+					acc74 += net_layer_norm_1_centered_gradRow14[i2]
+					acc74 += net_layer_norm_1_centered_gradRow15[i2]
+					acc74 += net_layer_norm_1_centered_gradRow16[i2]
+					acc74 += net_layer_norm_1_centered_gradRow17[i2]
+					gNetBlock1Linear1BPartialRow[i2] = acc74
 				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0] = acc73
 			}
 		}
 	}
@@ -15697,38 +15486,31 @@ func (r118 *ocannlDecBackwardPart102) Part(j118 int) {
 // ocannlDecBackwardPart102Records holds the free ocannlDecBackwardPart102 records.
 var ocannlDecBackwardPart102Records rt.Records[ocannlDecBackwardPart102]
 
-// ocannlDecBackwardPart103 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart103 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 32 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart103 struct {
-	scratch                   *ocannlDecBackwardScratch
-	gNetBlock1Linear1BPartial [8][64]float32
+	gNetBlock1Linear1W *[8192]float32
+	scratch            *ocannlDecBackwardScratch
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r119 *ocannlDecBackwardPart103) Part(j119 int) {
-	scratch, gNetBlock1Linear1BPartial := r119.scratch, &r119.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j119] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j120 of the nest (0 <= j120 < 4).
+func (r119 *ocannlDecBackwardPart103) Part(j120 int) {
+	gNetBlock1Linear1W, scratch := r119.gNetBlock1Linear1W, r119.scratch
+	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_h1_grad[j119][0][0])
+		ocannlGemm9AVX512(&gNetBlock1Linear1W[32*j120], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j120])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_h1_grad[j119][0][0])
+		ocannlGemm9AVX2(&gNetBlock1Linear1W[32*j120], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j120])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j119]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_h1_gradRow5 := &scratch.net_h1_grad[i0+j119][i1]
-				net_h1_gradRow6 := &scratch.net_h1_grad[i0+j119][i1+1]
-				net_h1_gradRow7 := &scratch.net_h1_grad[i0+j119][i1+2]
-				net_h1_gradRow8 := &scratch.net_h1_grad[i0+j119][i1+3]
+		for i0 := range 8 {
+			for i1 := range 16 {
+				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 64 {
-					acc74 := gNetBlock1Linear1BPartialRow[i2]
-					acc74 += net_h1_gradRow5[i2]
-					acc74 += net_h1_gradRow6[i2]
-					acc74 += net_h1_gradRow7[i2]
-					acc74 += net_h1_gradRow8[i2]
-					gNetBlock1Linear1BPartialRow[i2] = acc74
+					net_layer_norm_1_centered_gradV8 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					gNetBlock1Linear1WRow := (*[32]float32)(gNetBlock1Linear1W[128*i2+32*j120 : 128*i2+32*j120+32])
+					for i3 := range 32 {
+						gNetBlock1Linear1WRow[i3] += net_layer_norm_1_centered_gradV8 * net_block_1_linear_1_xRow3[i3+32*j120]
+					}
 				}
 			}
 		}
@@ -15741,27 +15523,39 @@ var ocannlDecBackwardPart103Records rt.Records[ocannlDecBackwardPart103]
 // ocannlDecBackwardPart104 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart104 struct {
-	gNetBlock1Linear1W *[8192]float32
+	pNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBackwardScratch
 }
 
 // Part runs part j121 of the nest (0 <= j121 < 4).
 func (r120 *ocannlDecBackwardPart104) Part(j121 int) {
-	gNetBlock1Linear1W, scratch := r120.gNetBlock1Linear1W, r120.scratch
-	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetBlock1Linear1W, scratch := r120.pNetBlock1Linear1W, r120.scratch
+	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock1Linear1W[32*j121], &scratch.net_h1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j121])
+		ocannlGemm10AVX512(&scratch.net_block_1_linear_1_x_grad[0][0][32*j121], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j121])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock1Linear1W[32*j121], &scratch.net_h1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j121])
+		ocannlGemm10AVX2(&scratch.net_block_1_linear_1_x_grad[0][0][32*j121], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j121])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 64 {
-					net_h1_gradV := scratch.net_h1_grad[i0][i1][i2]
-					gNetBlock1Linear1WRow := (*[32]float32)(gNetBlock1Linear1W[128*i2+32*j121 : 128*i2+32*j121+32])
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetBlock1Linear1WRow2 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121 : 128*i2+32*j121+32])
+					net_layer_norm_1_centered_gradV9 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					pNetBlock1Linear1WRow3 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+128 : 128*i2+32*j121+160])
+					net_layer_norm_1_centered_gradV10 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+1]
+					pNetBlock1Linear1WRow4 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+256 : 128*i2+32*j121+288])
+					net_layer_norm_1_centered_gradV11 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+2]
+					pNetBlock1Linear1WRow5 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+384 : 128*i2+32*j121+416])
+					net_layer_norm_1_centered_gradV12 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 32 {
-						gNetBlock1Linear1WRow[i3] += net_h1_gradV * net_block_1_linear_1_xRow3[i3+32*j121]
+						acc76 := net_block_1_linear_1_x_gradRow[i3+32*j121]
+						acc76 += pNetBlock1Linear1WRow2[i3] * net_layer_norm_1_centered_gradV9
+						acc76 += pNetBlock1Linear1WRow3[i3] * net_layer_norm_1_centered_gradV10
+						acc76 += pNetBlock1Linear1WRow4[i3] * net_layer_norm_1_centered_gradV11
+						acc76 += pNetBlock1Linear1WRow5[i3] * net_layer_norm_1_centered_gradV12
+						net_block_1_linear_1_x_gradRow[i3+32*j121] = acc76
 					}
 				}
 			}
@@ -15772,77 +15566,31 @@ func (r120 *ocannlDecBackwardPart104) Part(j121 int) {
 // ocannlDecBackwardPart104Records holds the free ocannlDecBackwardPart104 records.
 var ocannlDecBackwardPart104Records rt.Records[ocannlDecBackwardPart104]
 
-// ocannlDecBackwardPart105 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart105 struct {
-	pNetBlock1Linear1W *[8192]float32
-	scratch            *ocannlDecBackwardScratch
-}
-
-// Part runs part j122 of the nest (0 <= j122 < 4).
-func (r121 *ocannlDecBackwardPart105) Part(j122 int) {
-	pNetBlock1Linear1W, scratch := r121.pNetBlock1Linear1W, r121.scratch
-	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_block_1_linear_1_x_grad[0][0][32*j122], &scratch.net_h1_grad[0][0][0], &pNetBlock1Linear1W[32*j122])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_block_1_linear_1_x_grad[0][0][32*j122], &scratch.net_h1_grad[0][0][0], &pNetBlock1Linear1W[32*j122])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetBlock1Linear1WRow2 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j122 : 128*i2+32*j122+32])
-					net_h1_gradV2 := scratch.net_h1_grad[i0][i1][i2]
-					pNetBlock1Linear1WRow3 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j122+128 : 128*i2+32*j122+160])
-					net_h1_gradV3 := scratch.net_h1_grad[i0][i1][i2+1]
-					pNetBlock1Linear1WRow4 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j122+256 : 128*i2+32*j122+288])
-					net_h1_gradV4 := scratch.net_h1_grad[i0][i1][i2+2]
-					pNetBlock1Linear1WRow5 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j122+384 : 128*i2+32*j122+416])
-					net_h1_gradV5 := scratch.net_h1_grad[i0][i1][i2+3]
-					for i3 := range 32 {
-						acc76 := net_block_1_linear_1_x_gradRow[i3+32*j122]
-						acc76 += pNetBlock1Linear1WRow2[i3] * net_h1_gradV2
-						acc76 += pNetBlock1Linear1WRow3[i3] * net_h1_gradV3
-						acc76 += pNetBlock1Linear1WRow4[i3] * net_h1_gradV4
-						acc76 += pNetBlock1Linear1WRow5[i3] * net_h1_gradV5
-						net_block_1_linear_1_x_gradRow[i3+32*j122] = acc76
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart105Records holds the free ocannlDecBackwardPart105 records.
-var ocannlDecBackwardPart105Records rt.Records[ocannlDecBackwardPart105]
-
-// ocannlDecBackwardPart106 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart105 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart106 struct {
+type ocannlDecBackwardPart105 struct {
 	scratch                  *ocannlDecBackwardScratch
 	gNetBlock1Dense1BPartial [8][128]float32
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r124 *ocannlDecBackwardPart106) Part(j123 int) {
-	scratch, gNetBlock1Dense1BPartial := r124.scratch, &r124.gNetBlock1Dense1BPartial
-	gNetBlock1Dense1BPartial[j123] = [128]float32{}
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r123 *ocannlDecBackwardPart105) Part(j122 int) {
+	scratch, gNetBlock1Dense1BPartial := r123.scratch, &r123.gNetBlock1Dense1BPartial
+	gNetBlock1Dense1BPartial[j122] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j123][0], &scratch.net_block_1_linear_1_x_2_grad[j123][0][0])
+		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j123][0], &scratch.net_block_1_linear_1_x_2_grad[j123][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j123]
+		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j122]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1+3]
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+3]
 				for i2 := range 128 {
 					acc77 := gNetBlock1Dense1BPartialRow[i2]
 					acc77 += net_block_1_linear_1_x_2_gradRow2[i2]
@@ -15856,31 +15604,31 @@ func (r124 *ocannlDecBackwardPart106) Part(j123 int) {
 	}
 }
 
-// ocannlDecBackwardPart106Records holds the free ocannlDecBackwardPart106 records.
-var ocannlDecBackwardPart106Records rt.Records[ocannlDecBackwardPart106]
+// ocannlDecBackwardPart105Records holds the free ocannlDecBackwardPart105 records.
+var ocannlDecBackwardPart105Records rt.Records[ocannlDecBackwardPart105]
 
-// ocannlDecBackwardPart107 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart106 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart107 struct {
+type ocannlDecBackwardPart106 struct {
 	gNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r125 *ocannlDecBackwardPart107) Part(j125 int) {
-	gNetBlock1Dense1W, scratch := r125.gNetBlock1Dense1W, r125.scratch
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r124 *ocannlDecBackwardPart106) Part(j124 int) {
+	gNetBlock1Dense1W, scratch := r124.gNetBlock1Dense1W, r124.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock1Dense1W[1024*j125], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j125], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm11AVX512(&gNetBlock1Dense1W[1024*j124], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j124], &scratch.net_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock1Dense1W[1024*j125], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j125], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm11AVX2(&gNetBlock1Dense1W[1024*j124], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j124], &scratch.net_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_dense_1_xRow3 := &scratch.net_block_1_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+16*j125]
-					gNetBlock1Dense1WRow := (*[64]float32)(gNetBlock1Dense1W[64*i2+1024*j125 : 64*i2+1024*j125+64])
+					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+16*j124]
+					gNetBlock1Dense1WRow := (*[64]float32)(gNetBlock1Dense1W[64*i2+1024*j124 : 64*i2+1024*j124+64])
 					for i3 := range 64 {
 						gNetBlock1Dense1WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_dense_1_xRow3[i3]
 					}
@@ -15890,38 +15638,38 @@ func (r125 *ocannlDecBackwardPart107) Part(j125 int) {
 	}
 }
 
-// ocannlDecBackwardPart107Records holds the free ocannlDecBackwardPart107 records.
-var ocannlDecBackwardPart107Records rt.Records[ocannlDecBackwardPart107]
+// ocannlDecBackwardPart106Records holds the free ocannlDecBackwardPart106 records.
+var ocannlDecBackwardPart106Records rt.Records[ocannlDecBackwardPart106]
 
-// ocannlDecBackwardPart108 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart107 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart108 struct {
+type ocannlDecBackwardPart107 struct {
 	pNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
-	pNetBlock1Dense1W, scratch := r126.pNetBlock1Dense1W, r126.scratch
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r125 *ocannlDecBackwardPart107) Part(j125 int) {
+	pNetBlock1Dense1W, scratch := r125.pNetBlock1Dense1W, r125.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_block_1_dense_1_x_grad[j126][0][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0], &pNetBlock1Dense1W[0])
+		ocannlGemm12AVX512(&scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0], &pNetBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_block_1_dense_1_x_grad[j126][0][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0], &pNetBlock1Dense1W[0])
+		ocannlGemm12AVX2(&scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0], &pNetBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1]
+				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetBlock1Dense1WRow2 := (*[64]float32)(pNetBlock1Dense1W[64*i2 : 64*i2+64])
-					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1][i2]
+					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2]
 					pNetBlock1Dense1WRow3 := (*[64]float32)(pNetBlock1Dense1W[64*i2+64 : 64*i2+128])
-					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1][i2+1]
+					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+1]
 					pNetBlock1Dense1WRow4 := (*[64]float32)(pNetBlock1Dense1W[64*i2+128 : 64*i2+192])
-					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1][i2+2]
+					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+2]
 					pNetBlock1Dense1WRow5 := (*[64]float32)(pNetBlock1Dense1W[64*i2+192 : 64*i2+256])
-					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1][i2+3]
+					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+3]
 					for i3 := range 64 {
 						acc79 := net_block_1_dense_1_x_gradRow[i3]
 						acc79 += pNetBlock1Dense1WRow2[i3] * net_block_1_linear_1_x_2_gradV2
@@ -15936,34 +15684,34 @@ func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
 	}
 }
 
-// ocannlDecBackwardPart108Records holds the free ocannlDecBackwardPart108 records.
-var ocannlDecBackwardPart108Records rt.Records[ocannlDecBackwardPart108]
+// ocannlDecBackwardPart107Records holds the free ocannlDecBackwardPart107 records.
+var ocannlDecBackwardPart107Records rt.Records[ocannlDecBackwardPart107]
 
-// ocannlDecBackwardPart109 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart108 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart109 struct {
+type ocannlDecBackwardPart108 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r127 *ocannlDecBackwardPart109) Part(j127 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r127.scratch, &r127.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j127] = [64]float32{}
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r126.scratch, &r126.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j126] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j127][0], &scratch.net_block_1_dense_1_x_grad[j127][0][0])
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j127][0], &scratch.net_block_1_dense_1_x_grad[j127][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j127]
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j126]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j127][i1]
-				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j127][i1+1]
-				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j127][i1+2]
-				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j127][i1+3]
+				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1]
+				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+1]
+				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+2]
+				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+3]
 				for i2 := range 64 {
 					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
 					acc80 += net_block_1_dense_1_x_gradRow2[i2]
@@ -15977,11 +15725,42 @@ func (r127 *ocannlDecBackwardPart109) Part(j127 int) {
 	}
 }
 
+// ocannlDecBackwardPart108Records holds the free ocannlDecBackwardPart108 records.
+var ocannlDecBackwardPart108Records rt.Records[ocannlDecBackwardPart108]
+
+// ocannlDecBackwardPart109 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart109 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r127 *ocannlDecBackwardPart109) Part(j128 int) {
+	scratch := r127.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1]
+				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j128][i1][0]
+				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j128][i1]
+				for i2 := range 64 {
+					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart109Records holds the free ocannlDecBackwardPart109 records.
 var ocannlDecBackwardPart109Records rt.Records[ocannlDecBackwardPart109]
 
 // ocannlDecBackwardPart110 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart110 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -15989,20 +15768,27 @@ type ocannlDecBackwardPart110 struct {
 // Part runs part j129 of the nest (0 <= j129 < 8).
 func (r128 *ocannlDecBackwardPart110) Part(j129 int) {
 	scratch := r128.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_1_grad[j129][0][0], &scratch.net_block_1_dense_1_x_grad[j129][0][0], &scratch.net_block_1_dense_1_x_3[j129][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_1_grad[j129][0][0], &scratch.net_block_1_dense_1_x_grad[j129][0][0], &scratch.net_block_1_dense_1_x_3[j129][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j129][i1]
-				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j129][i1][0]
-				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j129]
+				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j129]
+				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0]
+				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0]
 				for i2 := range 64 {
-					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
 				}
+				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0] = acc82
 			}
 		}
 	}
@@ -16012,72 +15798,34 @@ func (r128 *ocannlDecBackwardPart110) Part(j129 int) {
 var ocannlDecBackwardPart110Records rt.Records[ocannlDecBackwardPart110]
 
 // ocannlDecBackwardPart111 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart111 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r129 *ocannlDecBackwardPart111) Part(j130 int) {
-	scratch := r129.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j130][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j130][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j130][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j130]
-				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j130]
-				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j130][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j130][0]
-				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j130][0]
-				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
-				}
-				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j130][0] = acc82
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart111Records holds the free ocannlDecBackwardPart111 records.
-var ocannlDecBackwardPart111Records rt.Records[ocannlDecBackwardPart111]
-
-// ocannlDecBackwardPart112 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart112 struct {
+type ocannlDecBackwardPart111 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r130 *ocannlDecBackwardPart112) Part(j131 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r130.scratch, &r130.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j131] = [64]float32{}
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r129 *ocannlDecBackwardPart111) Part(j130 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r129.scratch, &r129.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j130] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j131][0], &scratch.net_block_1_dense_1_x_1_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_centered[j131][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j131][0], &scratch.net_block_1_dense_1_x_1_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_centered[j131][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j131]
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j130]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j131][i1]
-				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j131][i1+1]
-				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j131][i1+2]
-				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j131][i1+3]
+				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1]
+				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+1]
+				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+2]
+				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+3]
 				for i2 := range 64 {
 					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
 					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
@@ -16091,33 +15839,54 @@ func (r130 *ocannlDecBackwardPart112) Part(j131 int) {
 	}
 }
 
+// ocannlDecBackwardPart111Records holds the free ocannlDecBackwardPart111 records.
+var ocannlDecBackwardPart111Records rt.Records[ocannlDecBackwardPart111]
+
+// ocannlDecBackwardPart112 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart112 struct {
+	pNetBlock1LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r130 *ocannlDecBackwardPart112) Part(j132 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r130.pNetBlock1LayerNorm2Gamma, r130.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j132][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart112Records holds the free ocannlDecBackwardPart112 records.
 var ocannlDecBackwardPart112Records rt.Records[ocannlDecBackwardPart112]
 
 // ocannlDecBackwardPart113 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart113 struct {
-	pNetBlock1LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j133 of the nest (0 <= j133 < 8).
 func (r131 *ocannlDecBackwardPart113) Part(j133 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r131.pNetBlock1LayerNorm2Gamma, r131.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j133][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j133][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j133][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r131.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j133]
+		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j133]
+		for i1 := range 16 {
+			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -16134,11 +15903,20 @@ type ocannlDecBackwardPart114 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r132 *ocannlDecBackwardPart114) Part(j134 int) {
 	scratch := r132.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j134]
-		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j134]
-		for i1 := range 16 {
-			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j134][i1][0]
+				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j134][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -16155,18 +15933,19 @@ type ocannlDecBackwardPart115 struct {
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r133 *ocannlDecBackwardPart115) Part(j135 int) {
 	scratch := r133.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j135][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j135][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j135][i1][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j135][i1]
+				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j135][i1]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j135][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -16187,17 +15966,17 @@ func (r134 *ocannlDecBackwardPart116) Part(j136 int) {
 	scratch := r134.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j136][i1]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j136][i1]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j136][i1]
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j136][i1]
+				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j136][i1]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j136][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -16216,19 +15995,18 @@ type ocannlDecBackwardPart117 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 	scratch := r135.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j137][i1]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j137][i1]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j137][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow18[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -16239,7 +16017,7 @@ func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 var ocannlDecBackwardPart117Records rt.Records[ocannlDecBackwardPart117]
 
 // ocannlDecBackwardPart118 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart118 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -16247,19 +16025,25 @@ type ocannlDecBackwardPart118 struct {
 // Part runs part j138 of the nest (0 <= j138 < 8).
 func (r136 *ocannlDecBackwardPart118) Part(j138 int) {
 	scratch := r136.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_x1_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_x1_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j138][i1]
-				net_block_1_x1_gradRow2 := &scratch.net_block_1_x1_grad[i0+j138][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j138]
+				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j138][0]
 				for i2 := range 64 {
-					net_block_1_x1_gradRow2[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
+					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j138][0] = acc85
 			}
 		}
 	}
@@ -16268,34 +16052,34 @@ func (r136 *ocannlDecBackwardPart118) Part(j138 int) {
 // ocannlDecBackwardPart118Records holds the free ocannlDecBackwardPart118 records.
 var ocannlDecBackwardPart118Records rt.Records[ocannlDecBackwardPart118]
 
-// ocannlDecBackwardPart119 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// ocannlDecBackwardPart119 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart119 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock1MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 8).
+// Part runs part j139 of the nest (0 <= j139 < 4).
 func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
-	scratch := r137.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	gNetBlock1MaskedAttention1WO, scratch := r137.gNetBlock1MaskedAttention1WO, r137.scratch
+	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j139][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j139][0])
-		}
+		ocannlGemm13AVX512(&gNetBlock1MaskedAttention1WO[16*j139], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j139][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j139][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j139][0])
-		}
+		ocannlGemm13AVX2(&gNetBlock1MaskedAttention1WO[16*j139], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j139][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j139]
-				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j139][0]
+			for i1 := range 16 {
 				for i2 := range 64 {
-					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradV13 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j139]
+						gNetBlock1MaskedAttention1WORow := (*[16]float32)(gNetBlock1MaskedAttention1WO[64*i2+16*i3+16*j139 : 64*i2+16*i3+16*j139+16])
+						for i4 := range 16 {
+							gNetBlock1MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV13 * net_block_1_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j139][0] = acc85
 			}
 		}
 	}
@@ -16304,31 +16088,31 @@ func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
 // ocannlDecBackwardPart119Records holds the free ocannlDecBackwardPart119 records.
 var ocannlDecBackwardPart119Records rt.Records[ocannlDecBackwardPart119]
 
-// ocannlDecBackwardPart120 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlDecBackwardPart120 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart120 struct {
-	gNetBlock1MaskedAttention1WO *[4096]float32
+	pNetBlock1MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 4).
+// Part runs part j140 of the nest (0 <= j140 < 8).
 func (r138 *ocannlDecBackwardPart120) Part(j140 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r138.gNetBlock1MaskedAttention1WO, r138.scratch
-	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetBlock1MaskedAttention1WO, scratch := r138.pNetBlock1MaskedAttention1WO, r138.scratch
+	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock1MaskedAttention1WO[16*j140], &scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j140][0])
+		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[j140][0][0][0], &scratch.net_layer_norm_1_centered_grad[j140][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock1MaskedAttention1WO[16*j140], &scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j140][0])
+		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[j140][0][0][0], &scratch.net_layer_norm_1_centered_grad[j140][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
+		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 64 {
-					net_block_1_x1_gradV := scratch.net_block_1_x1_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j140]
-						gNetBlock1MaskedAttention1WORow := (*[16]float32)(gNetBlock1MaskedAttention1WO[64*i2+16*i3+16*j140 : 64*i2+16*i3+16*j140+16])
+					net_layer_norm_1_centered_gradV14 := scratch.net_layer_norm_1_centered_grad[i0+j140][i1][i2]
+					for i3 := range 4 {
+						pNetBlock1MaskedAttention1WORow2 := (*[16]float32)(pNetBlock1MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j140][i1][i3]
 						for i4 := range 16 {
-							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_x1_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
+							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV14
 						}
 					}
 				}
@@ -16343,28 +16127,44 @@ var ocannlDecBackwardPart120Records rt.Records[ocannlDecBackwardPart120]
 // ocannlDecBackwardPart121 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart121 struct {
-	pNetBlock1MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j141 of the nest (0 <= j141 < 8).
 func (r139 *ocannlDecBackwardPart121) Part(j141 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r139.pNetBlock1MaskedAttention1WO, r139.scratch
-	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r139.scratch
+	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[j141][0][0][0], &scratch.net_block_1_x1_grad[j141][0][0], &pNetBlock1MaskedAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[j141][0][0][0], &scratch.net_block_1_x1_grad[j141][0][0], &pNetBlock1MaskedAttention1WO[0])
-	} else {
 		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j141][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j141][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+j141]
 			for i1 := range 16 {
-				for i2 := range 64 {
-					net_block_1_x1_gradV2 := scratch.net_block_1_x1_grad[i0+j141][i1][i2]
-					for i3 := range 4 {
-						pNetBlock1MaskedAttention1WORow2 := (*[16]float32)(pNetBlock1MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i3]
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][i1][i2]
+					for i3 := 0; i3 < 16; i3 += 4 {
+						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+1]
+						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+2]
+						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+3]
 						for i4 := range 16 {
-							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_x1_gradV2
+							acc86 := net_block_1_masked_attention_1_attn_gradRow[i4]
+							acc86 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
+							acc86 += net_block_1_masked_attention_1_ctx_gradV2 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc86 += net_block_1_masked_attention_1_ctx_gradV3 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc86 += net_block_1_masked_attention_1_ctx_gradV4 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_block_1_masked_attention_1_attn_gradRow[i4] = acc86
 						}
 					}
 				}
@@ -16385,38 +16185,29 @@ type ocannlDecBackwardPart122 struct {
 // Part runs part j142 of the nest (0 <= j142 < 8).
 func (r140 *ocannlDecBackwardPart122) Part(j142 int) {
 	scratch := r140.scratch
-	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j142][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j142][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
-			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+j142]
+			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+j142]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j142][i1][i2]
-					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3]
-						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3+1]
-						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3+2]
-						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3+3]
+					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+j142][i1][i2]
+					for i3 := range 16 {
+						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3]
 						for i4 := range 16 {
-							acc86 := net_block_1_masked_attention_1_attn_gradRow[i4]
-							acc86 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
-							acc86 += net_block_1_masked_attention_1_ctx_gradV2 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+1]
-							acc86 += net_block_1_masked_attention_1_ctx_gradV3 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+2]
-							acc86 += net_block_1_masked_attention_1_ctx_gradV4 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+3]
-							net_block_1_masked_attention_1_attn_gradRow[i4] = acc86
+							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -16437,30 +16228,20 @@ type ocannlDecBackwardPart123 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
-	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j143][0][i2][0])
-			}
-		}
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j143][0][i2][0])
-			}
-		}
+		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
 	} else {
 		for i0 := range 1 {
-			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+j143]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+j143][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j143][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j143][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j143][i1][i2]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j143][i1][i2][i3]
-						for i4 := range 16 {
-							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
-						}
+						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
 					}
 				}
 			}
@@ -16472,7 +16253,7 @@ func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 var ocannlDecBackwardPart123Records rt.Records[ocannlDecBackwardPart123]
 
 // ocannlDecBackwardPart124 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart124 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -16480,21 +16261,32 @@ type ocannlDecBackwardPart124 struct {
 // Part runs part j144 of the nest (0 <= j144 < 8).
 func (r142 *ocannlDecBackwardPart124) Part(j144 int) {
 	scratch := r142.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j144][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j144][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j144][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j144][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j144][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j144][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j144][i1][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j144][i1][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j144][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j144][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j144][i2]
+					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0]
+					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
 					}
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0] = acc87
 				}
 			}
 		}
@@ -16513,17 +16305,17 @@ type ocannlDecBackwardPart125 struct {
 // Part runs part j145 of the nest (0 <= j145 < 8).
 func (r143 *ocannlDecBackwardPart125) Part(j145 int) {
 	scratch := r143.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j145][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j145][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
 			}
 		}
 	} else {
@@ -16531,14 +16323,12 @@ func (r143 *ocannlDecBackwardPart125) Part(j145 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j145][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j145][i2]
-					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j145][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j145][i2][0]
-					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j145][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j145][i2]
+					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j145][i2][0]
 					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j145][i2][0] = acc87
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j145][i2][0] = acc88
 				}
 			}
 		}
@@ -16554,20 +16344,20 @@ type ocannlDecBackwardPart126 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j146 of the nest (0 <= j146 < 8).
-func (r144 *ocannlDecBackwardPart126) Part(j146 int) {
-	scratch := r144.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r146 *ocannlDecBackwardPart126) Part(j149 int) {
+	scratch := r146.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j146][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j146][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -16575,12 +16365,21 @@ func (r144 *ocannlDecBackwardPart126) Part(j146 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j146][i2]
-					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j146][i2][0]
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j149][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j149][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j149][i2][0]
 					for i3 := range 16 {
-						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						var r144 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r144 = 1
+						}
+						r145 := float32(16)
+						if r144 != 0 {
+							r145 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r145)
 					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j146][i2][0] = acc88
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j149][i2][0] = acc89
 				}
 			}
 		}
@@ -16591,47 +16390,51 @@ func (r144 *ocannlDecBackwardPart126) Part(j146 int) {
 var ocannlDecBackwardPart126Records rt.Records[ocannlDecBackwardPart126]
 
 // ocannlDecBackwardPart127 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart127 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j150 of the nest (0 <= j150 < 8).
-func (r147 *ocannlDecBackwardPart127) Part(j150 int) {
-	scratch := r147.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+func (r150 *ocannlDecBackwardPart127) Part(j150 int) {
+	scratch := r150.scratch
+	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 2 {
+		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j150][i2][0], &scratch.ordinals_2[0])
+				ocannlGemm3AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j150][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
+		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j150][i2][0], &scratch.ordinals_2[0])
+				ocannlGemm3AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j150][0][i2][0])
 			}
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j150][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j150][i2][0]
-					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j150][i2][0]
-					for i3 := range 16 {
-						var r145 float32
-						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r145 = 1
+					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+j150][i1][i2]
+					for i3 := 0; i3 < 16; i3 += 4 {
+						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3]
+						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+1]
+						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+1][i2]
+						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+2]
+						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+2][i2]
+						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+3]
+						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+3][i2]
+						for i4 := range 16 {
+							acc90 := net_block_1_masked_attention_1_q_gradRow[i4]
+							acc90 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
+							acc90 += net_block_1_masked_attention_1_scores_1_gradV2 * net_block_1_masked_attention_1_kRow3[i4]
+							acc90 += net_block_1_masked_attention_1_scores_1_gradV3 * net_block_1_masked_attention_1_kRow4[i4]
+							acc90 += net_block_1_masked_attention_1_scores_1_gradV4 * net_block_1_masked_attention_1_kRow5[i4]
+							net_block_1_masked_attention_1_q_gradRow[i4] = acc90
 						}
-						r146 := float32(16)
-						if r145 != 0 {
-							r146 = scratch.ordinals_2[i3]
-						}
-						acc89 = min(acc89, r146)
 					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j150][i2][0] = acc89
 				}
 			}
 		}
@@ -16654,37 +16457,25 @@ func (r151 *ocannlDecBackwardPart128) Part(j151 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j151][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j151][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j151][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j151][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+j151][i1][i2]
-					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3]
-						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+j151][i3][i2]
-						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3+1]
-						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+j151][i3+1][i2]
-						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3+2]
-						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+j151][i3+2][i2]
-						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3+3]
-						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+j151][i3+3][i2]
+					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+j151][i1][i2]
+					for i3 := range 16 {
+						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i3][i2]
 						for i4 := range 16 {
-							acc90 := net_block_1_masked_attention_1_q_gradRow[i4]
-							acc90 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
-							acc90 += net_block_1_masked_attention_1_scores_1_gradV2 * net_block_1_masked_attention_1_kRow3[i4]
-							acc90 += net_block_1_masked_attention_1_scores_1_gradV3 * net_block_1_masked_attention_1_kRow4[i4]
-							acc90 += net_block_1_masked_attention_1_scores_1_gradV4 * net_block_1_masked_attention_1_kRow5[i4]
-							net_block_1_masked_attention_1_q_gradRow[i4] = acc90
+							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -16696,38 +16487,31 @@ func (r151 *ocannlDecBackwardPart128) Part(j151 int) {
 // ocannlDecBackwardPart128Records holds the free ocannlDecBackwardPart128 records.
 var ocannlDecBackwardPart128Records rt.Records[ocannlDecBackwardPart128]
 
-// ocannlDecBackwardPart129 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart129 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlDecBackwardPart129 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock1MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j152 of the nest (0 <= j152 < 8).
+// Part runs part j152 of the nest (0 <= j152 < 4).
 func (r152 *ocannlDecBackwardPart129) Part(j152 int) {
-	scratch := r152.scratch
-	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetBlock1MaskedAttention1WV, scratch := r152.gNetBlock1MaskedAttention1WV, r152.scratch
+	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j152][0][i2][0])
-			}
-		}
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WV[1024*j152], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j152][0][i2][0])
-			}
-		}
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WV[1024*j152], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
-		for i0 := range 1 {
+		for i0 := range 8 {
 			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+j152][i1][i2]
+				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j152][i1][i2][i3]
-						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+j152][i3][i2]
-						for i4 := range 16 {
-							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j152][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[64]float32)(gNetBlock1MaskedAttention1WV[1024*i2+1024*j152+64*i3 : 1024*i2+1024*j152+64*i3+64])
+						for i4 := range 64 {
+							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
 					}
 				}
@@ -16739,72 +16523,36 @@ func (r152 *ocannlDecBackwardPart129) Part(j152 int) {
 // ocannlDecBackwardPart129Records holds the free ocannlDecBackwardPart129 records.
 var ocannlDecBackwardPart129Records rt.Records[ocannlDecBackwardPart129]
 
-// ocannlDecBackwardPart130 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart130 struct {
-	gNetBlock1MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
-}
-
-// Part runs part j153 of the nest (0 <= j153 < 4).
-func (r153 *ocannlDecBackwardPart130) Part(j153 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r153.gNetBlock1MaskedAttention1WV, r153.scratch
-	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WV[1024*j153], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j153][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WV[1024*j153], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j153][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 16 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j153][i3]
-						gNetBlock1MaskedAttention1WVRow := (*[64]float32)(gNetBlock1MaskedAttention1WV[1024*i2+1024*j153+64*i3 : 1024*i2+1024*j153+64*i3+64])
-						for i4 := range 64 {
-							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart130Records holds the free ocannlDecBackwardPart130 records.
-var ocannlDecBackwardPart130Records rt.Records[ocannlDecBackwardPart130]
-
-// ocannlDecBackwardPart131 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart130 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart131 struct {
+type ocannlDecBackwardPart130 struct {
 	pNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j154 of the nest (0 <= j154 < 8).
-func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r154.pNetBlock1MaskedAttention1WV, r154.scratch
+// Part runs part j153 of the nest (0 <= j153 < 8).
+func (r153 *ocannlDecBackwardPart130) Part(j153 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r153.pNetBlock1MaskedAttention1WV, r153.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j154][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j154][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j154][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j154][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+j154][i1]
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+j153][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+j154][i1][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+j154][i1][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+j154][i1][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+j154][i1][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc91 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc91 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -16820,32 +16568,32 @@ func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
 	}
 }
 
-// ocannlDecBackwardPart131Records holds the free ocannlDecBackwardPart131 records.
-var ocannlDecBackwardPart131Records rt.Records[ocannlDecBackwardPart131]
+// ocannlDecBackwardPart130Records holds the free ocannlDecBackwardPart130 records.
+var ocannlDecBackwardPart130Records rt.Records[ocannlDecBackwardPart130]
 
-// ocannlDecBackwardPart132 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart131 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart132 struct {
+type ocannlDecBackwardPart131 struct {
 	gNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j155 of the nest (0 <= j155 < 4).
-func (r155 *ocannlDecBackwardPart132) Part(j155 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r155.gNetBlock1MaskedAttention1WK, r155.scratch
+// Part runs part j154 of the nest (0 <= j154 < 4).
+func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r154.gNetBlock1MaskedAttention1WK, r154.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WK[1024*j155], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j155][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WK[1024*j154], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j154][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WK[1024*j155], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j155][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WK[1024*j154], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j154][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j155][i3]
-						gNetBlock1MaskedAttention1WKRow := (*[64]float32)(gNetBlock1MaskedAttention1WK[1024*i2+1024*j155+64*i3 : 1024*i2+1024*j155+64*i3+64])
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j154][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[64]float32)(gNetBlock1MaskedAttention1WK[1024*i2+1024*j154+64*i3 : 1024*i2+1024*j154+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -16856,39 +16604,39 @@ func (r155 *ocannlDecBackwardPart132) Part(j155 int) {
 	}
 }
 
-// ocannlDecBackwardPart132Records holds the free ocannlDecBackwardPart132 records.
-var ocannlDecBackwardPart132Records rt.Records[ocannlDecBackwardPart132]
+// ocannlDecBackwardPart131Records holds the free ocannlDecBackwardPart131 records.
+var ocannlDecBackwardPart131Records rt.Records[ocannlDecBackwardPart131]
 
-// ocannlDecBackwardPart133 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart132 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart133 struct {
+type ocannlDecBackwardPart132 struct {
 	pNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j156 of the nest (0 <= j156 < 8).
-func (r156 *ocannlDecBackwardPart133) Part(j156 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r156.pNetBlock1MaskedAttention1WK, r156.scratch
+// Part runs part j155 of the nest (0 <= j155 < 8).
+func (r155 *ocannlDecBackwardPart132) Part(j155 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r155.pNetBlock1MaskedAttention1WK, r155.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j156][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j155][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j156][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j155][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1]
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j155][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+j156][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+j156][i1][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+j156][i1][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+j156][i1][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc92 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc92 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -16904,32 +16652,32 @@ func (r156 *ocannlDecBackwardPart133) Part(j156 int) {
 	}
 }
 
-// ocannlDecBackwardPart133Records holds the free ocannlDecBackwardPart133 records.
-var ocannlDecBackwardPart133Records rt.Records[ocannlDecBackwardPart133]
+// ocannlDecBackwardPart132Records holds the free ocannlDecBackwardPart132 records.
+var ocannlDecBackwardPart132Records rt.Records[ocannlDecBackwardPart132]
 
-// ocannlDecBackwardPart134 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart133 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart134 struct {
+type ocannlDecBackwardPart133 struct {
 	gNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j157 of the nest (0 <= j157 < 4).
-func (r157 *ocannlDecBackwardPart134) Part(j157 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r157.gNetBlock1MaskedAttention1WQ, r157.scratch
+// Part runs part j156 of the nest (0 <= j156 < 4).
+func (r156 *ocannlDecBackwardPart133) Part(j156 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r156.gNetBlock1MaskedAttention1WQ, r156.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WQ[1024*j157], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j157][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WQ[1024*j156], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j156][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WQ[1024*j157], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j157][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WQ[1024*j156], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j156][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j157][i3]
-						gNetBlock1MaskedAttention1WQRow := (*[64]float32)(gNetBlock1MaskedAttention1WQ[1024*i2+1024*j157+64*i3 : 1024*i2+1024*j157+64*i3+64])
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j156][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[64]float32)(gNetBlock1MaskedAttention1WQ[1024*i2+1024*j156+64*i3 : 1024*i2+1024*j156+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -16940,39 +16688,39 @@ func (r157 *ocannlDecBackwardPart134) Part(j157 int) {
 	}
 }
 
-// ocannlDecBackwardPart134Records holds the free ocannlDecBackwardPart134 records.
-var ocannlDecBackwardPart134Records rt.Records[ocannlDecBackwardPart134]
+// ocannlDecBackwardPart133Records holds the free ocannlDecBackwardPart133 records.
+var ocannlDecBackwardPart133Records rt.Records[ocannlDecBackwardPart133]
 
-// ocannlDecBackwardPart135 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart134 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart135 struct {
+type ocannlDecBackwardPart134 struct {
 	pNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r158.pNetBlock1MaskedAttention1WQ, r158.scratch
+// Part runs part j157 of the nest (0 <= j157 < 8).
+func (r157 *ocannlDecBackwardPart134) Part(j157 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r157.pNetBlock1MaskedAttention1WQ, r157.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j158][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j157][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j158][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j157][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1]
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j157][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+j158][i1][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+j158][i1][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+j158][i1][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+j158][i1][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc93 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc93 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -16988,34 +16736,34 @@ func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
 	}
 }
 
-// ocannlDecBackwardPart135Records holds the free ocannlDecBackwardPart135 records.
-var ocannlDecBackwardPart135Records rt.Records[ocannlDecBackwardPart135]
+// ocannlDecBackwardPart134Records holds the free ocannlDecBackwardPart134 records.
+var ocannlDecBackwardPart134Records rt.Records[ocannlDecBackwardPart134]
 
-// ocannlDecBackwardPart136 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart135 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart136 struct {
+type ocannlDecBackwardPart135 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j159 of the nest (0 <= j159 < 8).
-func (r159 *ocannlDecBackwardPart136) Part(j159 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r159.scratch, &r159.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j159] = [64]float32{}
+// Part runs part j158 of the nest (0 <= j158 < 8).
+func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r158.scratch, &r158.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j158] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j159][0], &scratch.net_block_1_masked_attention_1_x_grad[j159][0][0])
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j159][0], &scratch.net_block_1_masked_attention_1_x_grad[j159][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j159]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j158]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j159][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j159][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j159][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j159][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+3]
 				for i2 := range 64 {
 					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -17029,11 +16777,42 @@ func (r159 *ocannlDecBackwardPart136) Part(j159 int) {
 	}
 }
 
+// ocannlDecBackwardPart135Records holds the free ocannlDecBackwardPart135 records.
+var ocannlDecBackwardPart135Records rt.Records[ocannlDecBackwardPart135]
+
+// ocannlDecBackwardPart136 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart136 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r159 *ocannlDecBackwardPart136) Part(j160 int) {
+	scratch := r159.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j160][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1]
+				for i2 := range 64 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart136Records holds the free ocannlDecBackwardPart136 records.
 var ocannlDecBackwardPart136Records rt.Records[ocannlDecBackwardPart136]
 
 // ocannlDecBackwardPart137 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart137 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -17041,20 +16820,27 @@ type ocannlDecBackwardPart137 struct {
 // Part runs part j161 of the nest (0 <= j161 < 8).
 func (r160 *ocannlDecBackwardPart137) Part(j161 int) {
 	scratch := r160.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j161][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j161][0][0], &scratch.net_block_1_masked_attention_1_x_3[j161][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j161][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j161][0][0], &scratch.net_block_1_masked_attention_1_x_3[j161][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j161][i1]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j161][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j161][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j161]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j161]
+				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0]
+				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0]
 				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
 				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0] = acc96
 			}
 		}
 	}
@@ -17064,72 +16850,34 @@ func (r160 *ocannlDecBackwardPart137) Part(j161 int) {
 var ocannlDecBackwardPart137Records rt.Records[ocannlDecBackwardPart137]
 
 // ocannlDecBackwardPart138 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart138 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j162 of the nest (0 <= j162 < 8).
-func (r161 *ocannlDecBackwardPart138) Part(j162 int) {
-	scratch := r161.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j162][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j162][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j162][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j162]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j162]
-				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j162][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j162][0]
-				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j162][0]
-				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
-				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j162][0] = acc96
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart138Records holds the free ocannlDecBackwardPart138 records.
-var ocannlDecBackwardPart138Records rt.Records[ocannlDecBackwardPart138]
-
-// ocannlDecBackwardPart139 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart139 struct {
+type ocannlDecBackwardPart138 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 8).
-func (r162 *ocannlDecBackwardPart139) Part(j163 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r162.scratch, &r162.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j163] = [64]float32{}
+// Part runs part j162 of the nest (0 <= j162 < 8).
+func (r161 *ocannlDecBackwardPart138) Part(j162 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r161.scratch, &r161.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j162] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j163][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j163][0][0], &scratch.net_block_1_layer_norm_1_centered[j163][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j163][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j163][0][0], &scratch.net_block_1_layer_norm_1_centered[j163][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j163]
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j162]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j163][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j163][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j163][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j163][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j163][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j163][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j163][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j163][i1+3]
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+3]
 				for i2 := range 64 {
 					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
 					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
@@ -17143,33 +16891,54 @@ func (r162 *ocannlDecBackwardPart139) Part(j163 int) {
 	}
 }
 
+// ocannlDecBackwardPart138Records holds the free ocannlDecBackwardPart138 records.
+var ocannlDecBackwardPart138Records rt.Records[ocannlDecBackwardPart138]
+
+// ocannlDecBackwardPart139 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart139 struct {
+	pNetBlock1LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r162 *ocannlDecBackwardPart139) Part(j164 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r162.pNetBlock1LayerNorm1Gamma, r162.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j164][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart139Records holds the free ocannlDecBackwardPart139 records.
 var ocannlDecBackwardPart139Records rt.Records[ocannlDecBackwardPart139]
 
 // ocannlDecBackwardPart140 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart140 struct {
-	pNetBlock1LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j165 of the nest (0 <= j165 < 8).
 func (r163 *ocannlDecBackwardPart140) Part(j165 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r163.pNetBlock1LayerNorm1Gamma, r163.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j165][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j165][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j165][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j165][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j165][i1]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j165][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r163.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j165]
+		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j165]
+		for i1 := range 16 {
+			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -17186,11 +16955,20 @@ type ocannlDecBackwardPart141 struct {
 // Part runs part j166 of the nest (0 <= j166 < 8).
 func (r164 *ocannlDecBackwardPart141) Part(j166 int) {
 	scratch := r164.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j166]
-		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j166]
-		for i1 := range 16 {
-			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j166][i1][0]
+				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j166][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -17207,18 +16985,19 @@ type ocannlDecBackwardPart142 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r165 *ocannlDecBackwardPart142) Part(j167 int) {
 	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j167][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j167][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j167][i1][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j167][i1]
+				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j167][i1]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j167][i1]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j167][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -17239,17 +17018,17 @@ func (r166 *ocannlDecBackwardPart143) Part(j168 int) {
 	scratch := r166.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j168][i1]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j168][i1]
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1]
+				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j168][i1]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j168][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -17268,19 +17047,18 @@ type ocannlDecBackwardPart144 struct {
 // Part runs part j169 of the nest (0 <= j169 < 8).
 func (r167 *ocannlDecBackwardPart144) Part(j169 int) {
 	scratch := r167.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j169][i1]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j169][i1]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j169][i1]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j169][i1]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j169][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -17291,7 +17069,7 @@ func (r167 *ocannlDecBackwardPart144) Part(j169 int) {
 var ocannlDecBackwardPart144Records rt.Records[ocannlDecBackwardPart144]
 
 // ocannlDecBackwardPart145 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart145 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -17299,19 +17077,25 @@ type ocannlDecBackwardPart145 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r168 *ocannlDecBackwardPart145) Part(j170 int) {
 	scratch := r168.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_h0_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_h0_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j170][i1]
-				net_h0_gradRow2 := &scratch.net_h0_grad[i0+j170][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j170]
+				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j170][0]
 				for i2 := range 64 {
-					net_h0_gradRow2[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
+					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j170][0] = acc99
 			}
 		}
 	}
@@ -17323,31 +17107,26 @@ var ocannlDecBackwardPart145Records rt.Records[ocannlDecBackwardPart145]
 // ocannlDecBackwardPart146 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart146 struct {
+	gNetPos *[1024]float32
 	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j171 of the nest (0 <= j171 < 8).
 func (r169 *ocannlDecBackwardPart146) Part(j171 int) {
-	scratch := r169.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	gNetPos, scratch := r169.gNetPos, r169.scratch
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j171][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j171][0])
-		}
+		ocannlReduce17AVX512(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j171][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j171][0])
-		}
+		ocannlReduce17AVX2(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j171]
-				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j171][0]
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j171]
+				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j171 : 64*i1+128*j171+64])
 				for i2 := range 64 {
-					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j171][0] = acc99
 			}
 		}
 	}
@@ -17357,27 +17136,31 @@ func (r169 *ocannlDecBackwardPart146) Part(j171 int) {
 var ocannlDecBackwardPart146Records rt.Records[ocannlDecBackwardPart146]
 
 // ocannlDecBackwardPart147 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlDecBackwardPart147 struct {
-	gNetPos *[1024]float32
+	gNetEmb *[2048]float32
+	tokens  *[8][16][32]float32
 	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
-	gNetPos, scratch := r170.gNetPos, r170.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+	gNetEmb, tokens, scratch := r170.gNetEmb, r170.tokens, r170.scratch
+	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[128*j172], &scratch.net_h0_grad[0][2*j172][0])
+		ocannlGemm18AVX512(&gNetEmb[256*j172], &scratch.net_layer_norm_1_centered_grad[0][0][8*j172], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[128*j172], &scratch.net_h0_grad[0][2*j172][0])
+		ocannlGemm18AVX2(&gNetEmb[256*j172], &scratch.net_layer_norm_1_centered_grad[0][0][8*j172], &tokens[0][0][0])
 	} else {
 		for i0 := range 8 {
-			for i1 := range 2 {
-				net_h0_gradRow4 := &scratch.net_h0_grad[i0][i1+2*j172]
-				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j172 : 64*i1+128*j172+64])
-				for i2 := range 64 {
-					gNetPosRow[i2] += net_h0_gradRow4[i2]
+			for i1 := range 16 {
+				tokensRow2 := &tokens[i0][i1]
+				for i2 := range 8 {
+					net_layer_norm_1_centered_gradV15 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+8*j172]
+					gNetEmbRow := (*[32]float32)(gNetEmb[32*i2+256*j172 : 32*i2+256*j172+32])
+					for i3 := range 32 {
+						gNetEmbRow[i3] += net_layer_norm_1_centered_gradV15 * tokensRow2[i3]
+					}
 				}
 			}
 		}
@@ -17386,41 +17169,6 @@ func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
 
 // ocannlDecBackwardPart147Records holds the free ocannlDecBackwardPart147 records.
 var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
-
-// ocannlDecBackwardPart148 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart148 struct {
-	gNetEmb *[2048]float32
-	tokens  *[8][16][32]float32
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j173 of the nest (0 <= j173 < 8).
-func (r171 *ocannlDecBackwardPart148) Part(j173 int) {
-	gNetEmb, tokens, scratch := r171.gNetEmb, r171.tokens, r171.scratch
-	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm18AVX512(&gNetEmb[256*j173], &scratch.net_h0_grad[0][0][8*j173], &tokens[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&gNetEmb[256*j173], &scratch.net_h0_grad[0][0][8*j173], &tokens[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				tokensRow2 := &tokens[i0][i1]
-				for i2 := range 8 {
-					net_h0_gradV := scratch.net_h0_grad[i0][i1][i2+8*j173]
-					gNetEmbRow := (*[32]float32)(gNetEmb[32*i2+256*j173 : 32*i2+256*j173+32])
-					for i3 := range 32 {
-						gNetEmbRow[i3] += net_h0_gradV * tokensRow2[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart148Records holds the free ocannlDecBackwardPart148 records.
-var ocannlDecBackwardPart148Records rt.Records[ocannlDecBackwardPart148]
 
 // ocannlDecBF16TrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -21345,7 +21093,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.emb.grad: [64 32] (let, output parameter gNetEmb)
 //	_net/h0.1.grad: [8 16 64] (let, local)
 //	net.pos.grad: [16 64] (let, output parameter gNetPos)
-//	net/h0.grad: [8 16 64] (let, local, in scratch field net_h0_grad)
+//	net/h0.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_1_grad)
 //	net.block#1.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_grad)
 //	net.block#1.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_centered_grad)
@@ -21367,7 +21115,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#1.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_v_grad)
 //	_net.block#1.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_1_grad)
 //	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_grad)
-//	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_masked_grad)
+//	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_1_masked_attention_1_m_grad)
 //	_net.block#1.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_1_grad)
 //	net.block#1.masked_attention#1/ex.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_grad)
@@ -21376,7 +21124,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#1.masked_attention#1/ctx.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ctx_grad)
 //	net.block#1.masked_attention#1.w_o.grad: [64 4 16] (let, output parameter gNetBlock1MaskedAttention1WO)
 //	_net.block#1/x1.1.grad: [8 16 64] (let, local)
-//	net.block#1/x1.grad: [8 16 64] (let, local, in scratch field net_block_1_x1_grad)
+//	net.block#1/x1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_1_grad)
 //	net.block#1.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_grad)
 //	net.block#1.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_centered_grad)
@@ -21399,7 +21147,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net/h1.1.grad: [8 16 64] (let, local)
 //	net.block#1.linear#1.b.grad: [64] (let, output parameter gNetBlock1Linear1B)
 //	_net/h1.2.grad: [8 16 64] (let, local)
-//	net/h1.grad: [8 16 64] (let, local, in scratch field net_h1_grad)
+//	net/h1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_1_grad)
 //	net.block#2.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_grad)
 //	net.block#2.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_centered_grad)
@@ -21421,7 +21169,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#2.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_v_grad)
 //	_net.block#2.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_1_grad)
 //	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_grad)
-//	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_masked_grad)
+//	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_2_masked_attention_1_m_grad)
 //	_net.block#2.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_1_grad)
 //	net.block#2.masked_attention#1/ex.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_grad)
@@ -21430,7 +21178,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#2.masked_attention#1/ctx.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ctx_grad)
 //	net.block#2.masked_attention#1.w_o.grad: [64 4 16] (let, output parameter gNetBlock2MaskedAttention1WO)
 //	_net.block#2/x1.1.grad: [8 16 64] (let, local)
-//	net.block#2/x1.grad: [8 16 64] (let, local, in scratch field net_block_2_x1_grad)
+//	net.block#2/x1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_1_grad)
 //	net.block#2.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_grad)
 //	net.block#2.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_centered_grad)
@@ -21453,7 +21201,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net/h2.1.grad: [8 16 64] (let, local)
 //	net.block#2.linear#1.b.grad: [64] (let, output parameter gNetBlock2Linear1B)
 //	_net/h2.2.grad: [8 16 64] (let, local)
-//	net/h2.grad: [8 16 64] (let, local, in scratch field net_h2_grad)
+//	net/h2.grad: [8 16 64] (let, local)
 //	_net.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_centered_grad)
@@ -21470,9 +21218,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.linear#1.w.grad: [32 64] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [8 16 32] (let, local)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [8 16 32] (let, local)
 //	train.cross_entropy#1/m.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [8 16 32] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -22218,7 +21966,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	# zero the gradients
 //	fill net.emb.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h0.grad with 0
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
@@ -22239,7 +21986,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#1.masked_attention#1/v.grad with 0
 //	fill _net.block#1.masked_attention#1/scores.1.grad with 0
 //	fill net.block#1.masked_attention#1/scores.grad with 0
-//	fill net.block#1.masked_attention#1/masked.grad with 0
 //	fill net.block#1.masked_attention#1/m.grad with 0
 //	fill _net.block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.block#1.masked_attention#1/ex.grad with 0
@@ -22247,7 +21993,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#1.masked_attention#1/attn.grad with 0
 //	fill net.block#1.masked_attention#1/ctx.grad with 0
 //	fill net.block#1.masked_attention#1.w_o.grad with 0
-//	fill net.block#1/x1.grad with 0
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
@@ -22266,7 +22011,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#1.linear#1/x.grad with 0
 //	fill net.block#1.linear#1.w.grad with 0
 //	fill net.block#1.linear#1.b.grad with 0
-//	fill net/h1.grad with 0
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
@@ -22287,7 +22031,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#2.masked_attention#1/v.grad with 0
 //	fill _net.block#2.masked_attention#1/scores.1.grad with 0
 //	fill net.block#2.masked_attention#1/scores.grad with 0
-//	fill net.block#2.masked_attention#1/masked.grad with 0
 //	fill net.block#2.masked_attention#1/m.grad with 0
 //	fill _net.block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.block#2.masked_attention#1/ex.grad with 0
@@ -22295,7 +22038,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#2.masked_attention#1/attn.grad with 0
 //	fill net.block#2.masked_attention#1/ctx.grad with 0
 //	fill net.block#2.masked_attention#1.w_o.grad with 0
-//	fill net.block#2/x1.grad with 0
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
@@ -22314,7 +22056,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#2.linear#1/x.grad with 0
 //	fill net.block#2.linear#1.w.grad with 0
 //	fill net.block#2.linear#1.b.grad with 0
-//	fill net/h2.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -22329,9 +22070,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -22362,11 +22101,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..31:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
 //
-//	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -22389,19 +22124,15 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@101 = 32 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@101 with 32
@@ -22416,7 +22147,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@101[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@101[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
@@ -22424,21 +22155,21 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..31:
-//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 99 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..31:
 //	      for i3 in 0..63:
-//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logits.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 99 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:  # reduction
 //	      for i3 in 0..63:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 98 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
@@ -22505,11 +22236,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..63:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h2.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -22526,13 +22253,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h2.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad (the copy elided: net.block#2/x1.grad reads net/h2.grad)
 //
 //	# backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
 //
@@ -22542,21 +22265,21 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
-//	      net.block#2.linear#1.b.grad[i2] += net/h2.grad[i0, i1, i2]
+//	      net.block#2.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..127:
-//	        net.block#2.linear#1.w.grad[i2, i3] += net/h2.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
+//	        net.block#2.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..127:
-//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net/h2.grad[i0, i1, i2]
+//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..7:
@@ -22655,7 +22378,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 //	for i0 in 0..7:
@@ -22672,13 +22395,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2/x1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += net.block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad (the copy elided: net/h1.grad reads net.block#2/x1.grad)
 //
 //	# backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad (the copy elided: _net.block#2/x1.1.grad reads net.block#2/x1.grad)
 //
@@ -22688,7 +22407,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..63:
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.block#2/x1.grad[i0, i1, i2] * net.block#2.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 //	for i0 in 0..7:
@@ -22696,7 +22415,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#2.masked_attention#1.w_o[i2, i3, i4] * net.block#2/x1.grad[i0, i1, i2]
+//	          net.block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#2.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 //	for i0 in 0..7:
@@ -22742,12 +22461,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      for i3 in 0..15:
 //	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad (the copy elided: net.block#2.masked_attention#1/masked.grad reads _net.block#2.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 //	for i0 in 0..7:
@@ -22771,14 +22485,14 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..7:
@@ -22920,7 +22634,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -22937,13 +22651,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += net/h1.grad[i0, i1, i2]
+//	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad (the copy elided: net.block#1/x1.grad reads net/h1.grad)
 //
 //	# backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad (the copy elided: _net/h1.2.grad reads net/h1.grad)
 //
@@ -22953,21 +22663,21 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
-//	      net.block#1.linear#1.b.grad[i2] += net/h1.grad[i0, i1, i2]
+//	      net.block#1.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..127:
-//	        net.block#1.linear#1.w.grad[i2, i3] += net/h1.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
+//	        net.block#1.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..127:
-//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net/h1.grad[i0, i1, i2]
+//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..7:
@@ -23066,7 +22776,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 //	for i0 in 0..7:
@@ -23083,13 +22793,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1/x1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += net.block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad (the copy elided: net/h0.grad reads net.block#1/x1.grad)
 //
 //	# backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad (the copy elided: _net.block#1/x1.1.grad reads net.block#1/x1.grad)
 //
@@ -23099,7 +22805,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..63:
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.block#1/x1.grad[i0, i1, i2] * net.block#1.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 //	for i0 in 0..7:
@@ -23107,7 +22813,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..3:
 //	        for i4 in 0..15:
-//	          net.block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#1.masked_attention#1.w_o[i2, i3, i4] * net.block#1/x1.grad[i0, i1, i2]
+//	          net.block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.block#1.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 //	for i0 in 0..7:
@@ -23153,12 +22859,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      for i3 in 0..15:
 //	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad (the copy elided: net.block#1.masked_attention#1/masked.grad reads _net.block#1.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 //	for i0 in 0..7:
@@ -23182,14 +22883,14 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..7:
@@ -23331,7 +23032,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 //	for i0 in 0..7:
@@ -23348,7 +23049,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net/h0.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad (the copy elided: _net/h0.1.grad reads net/h0.grad)
 //
@@ -23356,14 +23057,14 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.pos.grad[i1, i2] += net/h0.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..31:
-//	        net.emb.grad[i2, i3] += net/h0.grad[i0, i1, i2] * tokens[i0, i1, i3]
+//	        net.emb.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float32, mask *[16][16]float32, pNetEmb *[2048]float32, pNetPos *[1024]float32, pNetBlock1LayerNorm1Gamma *[64]float32, pNetBlock1LayerNorm1Beta *[64]float32, pNetBlock1MaskedAttention1WQ *[4096]float32, pNetBlock1MaskedAttention1WK *[4096]float32, pNetBlock1MaskedAttention1WV *[4096]float32, pNetBlock1MaskedAttention1WO *[4096]float32, pNetBlock1LayerNorm2Gamma *[64]float32, pNetBlock1LayerNorm2Beta *[64]float32, pNetBlock1Dense1W *[8192]float32, pNetBlock1Dense1B *[128]float32, pNetBlock1Linear1W *[8192]float32, pNetBlock1Linear1B *[64]float32, pNetBlock2LayerNorm1Gamma *[64]float32, pNetBlock2LayerNorm1Beta *[64]float32, pNetBlock2MaskedAttention1WQ *[4096]float32, pNetBlock2MaskedAttention1WK *[4096]float32, pNetBlock2MaskedAttention1WV *[4096]float32, pNetBlock2MaskedAttention1WO *[4096]float32, pNetBlock2LayerNorm2Gamma *[64]float32, pNetBlock2LayerNorm2Beta *[64]float32, pNetBlock2Dense1W *[8192]float32, pNetBlock2Dense1B *[128]float32, pNetBlock2Linear1W *[8192]float32, pNetBlock2Linear1B *[64]float32, pNetLayerNorm1Gamma *[64]float32, pNetLayerNorm1Beta *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, gNetEmb *[2048]float32, gNetPos *[1024]float32, gNetBlock1LayerNorm1Gamma *[64]float32, gNetBlock1LayerNorm1Beta *[64]float32, gNetBlock1MaskedAttention1WQ *[4096]float32, gNetBlock1MaskedAttention1WK *[4096]float32, gNetBlock1MaskedAttention1WV *[4096]float32, gNetBlock1MaskedAttention1WO *[4096]float32, gNetBlock1LayerNorm2Gamma *[64]float32, gNetBlock1LayerNorm2Beta *[64]float32, gNetBlock1Dense1W *[8192]float32, gNetBlock1Dense1B *[128]float32, gNetBlock1Linear1W *[8192]float32, gNetBlock1Linear1B *[64]float32, gNetBlock2LayerNorm1Gamma *[64]float32, gNetBlock2LayerNorm1Beta *[64]float32, gNetBlock2MaskedAttention1WQ *[4096]float32, gNetBlock2MaskedAttention1WK *[4096]float32, gNetBlock2MaskedAttention1WV *[4096]float32, gNetBlock2MaskedAttention1WO *[4096]float32, gNetBlock2LayerNorm2Gamma *[64]float32, gNetBlock2LayerNorm2Beta *[64]float32, gNetBlock2Dense1W *[8192]float32, gNetBlock2Dense1B *[128]float32, gNetBlock2Linear1W *[8192]float32, gNetBlock2Linear1B *[64]float32, gNetLayerNorm1Gamma *[64]float32, gNetLayerNorm1Beta *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlDecBF16BackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -24825,25 +24526,6 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24854,10 +24536,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc36 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 32 {
-					acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc36 -= train_cross_entropy_1_logp_gradRow2[i2]
 				}
 				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 			}
@@ -24877,9 +24559,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
 		for i0 := range 8 {
@@ -24896,36 +24578,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 4096 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -24934,17 +24597,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc37 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 32 {
-					acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc37 -= train_cross_entropy_1_logp_gradRow4[i2]
 				}
 				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 			}
@@ -24990,15 +24653,15 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 32 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				train_cross_entropy_1_m_argmax_101V := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
 					var r53 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_101V {
@@ -25008,7 +24671,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					if r53 != 0 {
 						r54 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r54
+					train_cross_entropy_1_logp_gradRow5[i2] += r54
 				}
 			}
 		}
@@ -25017,23 +24680,23 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 32 {
 					acc39 := gNetLinear1B[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow3[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc39 += train_cross_entropy_1_logits_gradRow6[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc39 += train_cross_entropy_1_logp_gradRow9[i2]
 					gNetLinear1B[i2] = acc39
 				}
 			}
@@ -25183,17 +24846,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec57 := ocannlDecBF16BackwardPart56Records.Get()
 	rec57.scratch = scratch
 
-	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h2_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec58 := ocannlDecBF16BackwardPart57Records.Get()
-	rec58.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57, rec58)
+	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57)
 	// The 8 partial sums, added in part order.
 	for j58 := range 64 {
 		acc46 := gNetLayerNorm1Gamma[j58]
@@ -25219,16 +24874,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart55Records.Put(rec56)
 	*rec57 = ocannlDecBF16BackwardPart56{}
 	ocannlDecBF16BackwardPart56Records.Put(rec57)
-	*rec58 = ocannlDecBF16BackwardPart57{}
-	ocannlDecBF16BackwardPart57Records.Put(rec58)
 
 	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec59 := ocannlDecBF16BackwardPart58Records.Get()
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
-	*rec59 = ocannlDecBF16BackwardPart58{}
-	ocannlDecBF16BackwardPart58Records.Put(rec59)
+	rec58 := ocannlDecBF16BackwardPart57Records.Get()
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlDecBF16BackwardPart57{}
+	ocannlDecBF16BackwardPart57Records.Put(rec58)
 
 	// backprop of op 89 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -25242,35 +24895,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 88 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h2_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h2_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h2_gradRow2 := &scratch.net_h2_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h2_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
-	} else {
-		scratch.net_block_2_x1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_h2_gradRow3 := &scratch.net_h2_grad[i0][i1]
-				net_block_2_x1_gradRow := &scratch.net_block_2_x1_grad[i0][i1]
-				for i2 := range 64 {
-					net_block_2_x1_gradRow[i2] += net_h2_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -25278,30 +24912,30 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlDecBF16BackwardPart59Records.Get()
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
+	rec59 := ocannlDecBF16BackwardPart58Records.Get()
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
 	// The 8 partial sums, added in part order.
-	for j67 := range 64 {
-		acc49 := gNetBlock2Linear1B[j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[0][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[1][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[2][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[3][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[4][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[5][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[6][j67]
-		acc49 += rec60.gNetBlock2Linear1BPartial[7][j67]
-		gNetBlock2Linear1B[j67] = acc49
+	for j66 := range 64 {
+		acc49 := gNetBlock2Linear1B[j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[0][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[1][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[2][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[3][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[4][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[5][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[6][j66]
+		acc49 += rec59.gNetBlock2Linear1BPartial[7][j66]
+		gNetBlock2Linear1B[j66] = acc49
 	}
-	rec60.scratch = nil
-	ocannlDecBF16BackwardPart59Records.Put(rec60)
+	rec59.scratch = nil
+	ocannlDecBF16BackwardPart58Records.Put(rec59)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [8192]float32{}
 	}
-	bf16.PackA(&scratch.net_h2_gradBF16, &scratch.net_h2_grad[0][0][0], bf16.Shape{
+	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF16, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -25314,12 +24948,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec61 := ocannlDecBF16BackwardPart60Records.Get()
-	rec61.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec61.scratch = scratch
-	region.Run(rec61, 4)
-	*rec61 = ocannlDecBF16BackwardPart60{}
-	ocannlDecBF16BackwardPart60Records.Put(rec61)
+	rec60 := ocannlDecBF16BackwardPart59Records.Get()
+	rec60.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec60.scratch = scratch
+	region.Run(rec60, 4)
+	*rec60 = ocannlDecBF16BackwardPart59{}
+	ocannlDecBF16BackwardPart59Records.Put(rec60)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25338,45 +24972,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlDecBF16BackwardPart61Records.Get()
-	rec62.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec62.scratch = scratch
+	rec61 := ocannlDecBF16BackwardPart60Records.Get()
+	rec61.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec61.scratch = scratch
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlDecBF16BackwardPart62Records.Get()
-	rec63.scratch = scratch
+	rec62 := ocannlDecBF16BackwardPart61Records.Get()
+	rec62.scratch = scratch
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlDecBF16BackwardPart63Records.Get()
-	rec64.scratch = scratch
+	rec63 := ocannlDecBF16BackwardPart62Records.Get()
+	rec63.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec62, rec63, rec64)
+	region.RunSeq(8, rec61, rec62, rec63)
+	*rec61 = ocannlDecBF16BackwardPart60{}
+	ocannlDecBF16BackwardPart60Records.Put(rec61)
 	*rec62 = ocannlDecBF16BackwardPart61{}
 	ocannlDecBF16BackwardPart61Records.Put(rec62)
-	*rec63 = ocannlDecBF16BackwardPart62{}
-	ocannlDecBF16BackwardPart62Records.Put(rec63)
 	// The 8 partial sums, added in part order.
-	for j72 := range 128 {
-		acc52 := gNetBlock2Dense1B[j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[0][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[1][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[2][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[3][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[4][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[5][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[6][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[7][j72]
-		gNetBlock2Dense1B[j72] = acc52
+	for j71 := range 128 {
+		acc52 := gNetBlock2Dense1B[j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[0][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[1][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[2][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[3][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[4][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[5][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[6][j71]
+		acc52 += rec63.gNetBlock2Dense1BPartial[7][j71]
+		gNetBlock2Dense1B[j71] = acc52
 	}
-	rec64.scratch = nil
-	ocannlDecBF16BackwardPart63Records.Put(rec64)
+	rec63.scratch = nil
+	ocannlDecBF16BackwardPart62Records.Put(rec63)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25395,12 +25029,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec65 := ocannlDecBF16BackwardPart64Records.Get()
-	rec65.gNetBlock2Dense1W = gNetBlock2Dense1W
-	rec65.scratch = scratch
-	region.Run(rec65, 8)
-	*rec65 = ocannlDecBF16BackwardPart64{}
-	ocannlDecBF16BackwardPart64Records.Put(rec65)
+	rec64 := ocannlDecBF16BackwardPart63Records.Get()
+	rec64.gNetBlock2Dense1W = gNetBlock2Dense1W
+	rec64.scratch = scratch
+	region.Run(rec64, 8)
+	*rec64 = ocannlDecBF16BackwardPart63{}
+	ocannlDecBF16BackwardPart63Records.Put(rec64)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g2 =+ v1 * g; g2 is net.block#2.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25419,53 +25053,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlDecBF16BackwardPart65Records.Get()
-	rec66.pNetBlock2Dense1W = pNetBlock2Dense1W
-	rec66.scratch = scratch
+	rec65 := ocannlDecBF16BackwardPart64Records.Get()
+	rec65.pNetBlock2Dense1W = pNetBlock2Dense1W
+	rec65.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlDecBF16BackwardPart66Records.Get()
-	rec67.scratch = scratch
+	rec66 := ocannlDecBF16BackwardPart65Records.Get()
+	rec66.scratch = scratch
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#2.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec68 := ocannlDecBF16BackwardPart67Records.Get()
-	rec68.scratch = scratch
+	rec67 := ocannlDecBF16BackwardPart66Records.Get()
+	rec67.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec66, rec67, rec68)
-	*rec66 = ocannlDecBF16BackwardPart65{}
-	ocannlDecBF16BackwardPart65Records.Put(rec66)
+	region.RunSeq(8, rec65, rec66, rec67)
+	*rec65 = ocannlDecBF16BackwardPart64{}
+	ocannlDecBF16BackwardPart64Records.Put(rec65)
 	// The 8 partial sums, added in part order.
-	for j76 := range 64 {
-		acc55 := gNetBlock2LayerNorm2Beta[j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[0][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[1][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[2][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[3][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[4][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[5][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[6][j76]
-		acc55 += rec67.gNetBlock2LayerNorm2BetaPartial[7][j76]
-		gNetBlock2LayerNorm2Beta[j76] = acc55
+	for j75 := range 64 {
+		acc55 := gNetBlock2LayerNorm2Beta[j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[0][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[1][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[2][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[3][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[4][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[5][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[6][j75]
+		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[7][j75]
+		gNetBlock2LayerNorm2Beta[j75] = acc55
 	}
-	rec67.scratch = nil
+	rec66.scratch = nil
+	ocannlDecBF16BackwardPart65Records.Put(rec66)
+	*rec67 = ocannlDecBF16BackwardPart66{}
 	ocannlDecBF16BackwardPart66Records.Put(rec67)
-	*rec68 = ocannlDecBF16BackwardPart67{}
-	ocannlDecBF16BackwardPart67Records.Put(rec68)
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec69 := ocannlDecBF16BackwardPart68Records.Get()
-	rec69.scratch = scratch
-	region.Run(rec69, 8)
-	*rec69 = ocannlDecBF16BackwardPart68{}
-	ocannlDecBF16BackwardPart68Records.Put(rec69)
+	rec68 := ocannlDecBF16BackwardPart67Records.Get()
+	rec68.scratch = scratch
+	region.Run(rec68, 8)
+	*rec68 = ocannlDecBF16BackwardPart67{}
+	ocannlDecBF16BackwardPart67Records.Put(rec68)
 
 	// backprop of op 79 (_net.block#2.dense#1/x.3 = pointwise sqrt of _net.block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -25488,63 +25122,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlDecBF16BackwardPart69Records.Get()
-	rec70.scratch = scratch
+	rec69 := ocannlDecBF16BackwardPart68Records.Get()
+	rec69.scratch = scratch
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlDecBF16BackwardPart70Records.Get()
-	rec71.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec71.scratch = scratch
+	rec70 := ocannlDecBF16BackwardPart69Records.Get()
+	rec70.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec70.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec72 := ocannlDecBF16BackwardPart71Records.Get()
-	rec72.scratch = scratch
+	rec71 := ocannlDecBF16BackwardPart70Records.Get()
+	rec71.scratch = scratch
 
 	// backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec72 := ocannlDecBF16BackwardPart71Records.Get()
+	rec72.scratch = scratch
+
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec73 := ocannlDecBF16BackwardPart72Records.Get()
 	rec73.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec74 := ocannlDecBF16BackwardPart73Records.Get()
 	rec74.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i0 on the pool.
 	rec75 := ocannlDecBF16BackwardPart74Records.Get()
 	rec75.scratch = scratch
 
-	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i0 on the pool.
-	rec76 := ocannlDecBF16BackwardPart75Records.Get()
-	rec76.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec70, rec71, rec72, rec73, rec74, rec75, rec76)
+	region.RunSeq(8, rec69, rec70, rec71, rec72, rec73, rec74, rec75)
 	// The 8 partial sums, added in part order.
-	for j80 := range 64 {
-		acc58 := gNetBlock2LayerNorm2Gamma[j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[0][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[1][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[2][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[3][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[4][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[5][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[6][j80]
-		acc58 += rec70.gNetBlock2LayerNorm2GammaPartial[7][j80]
-		gNetBlock2LayerNorm2Gamma[j80] = acc58
+	for j79 := range 64 {
+		acc58 := gNetBlock2LayerNorm2Gamma[j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[0][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[1][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[2][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[3][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[4][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[5][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[6][j79]
+		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[7][j79]
+		gNetBlock2LayerNorm2Gamma[j79] = acc58
 	}
-	rec70.scratch = nil
+	rec69.scratch = nil
+	ocannlDecBF16BackwardPart68Records.Put(rec69)
+	*rec70 = ocannlDecBF16BackwardPart69{}
 	ocannlDecBF16BackwardPart69Records.Put(rec70)
 	*rec71 = ocannlDecBF16BackwardPart70{}
 	ocannlDecBF16BackwardPart70Records.Put(rec71)
@@ -25556,16 +25192,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart73Records.Put(rec74)
 	*rec75 = ocannlDecBF16BackwardPart74{}
 	ocannlDecBF16BackwardPart74Records.Put(rec75)
-	*rec76 = ocannlDecBF16BackwardPart75{}
-	ocannlDecBF16BackwardPart75Records.Put(rec76)
 
 	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec77 := ocannlDecBF16BackwardPart76Records.Get()
-	rec77.scratch = scratch
-	region.Run(rec77, 8)
-	*rec77 = ocannlDecBF16BackwardPart76{}
-	ocannlDecBF16BackwardPart76Records.Put(rec77)
+	rec76 := ocannlDecBF16BackwardPart75Records.Get()
+	rec76.scratch = scratch
+	region.Run(rec76, 8)
+	*rec76 = ocannlDecBF16BackwardPart75{}
+	ocannlDecBF16BackwardPart75Records.Put(rec76)
 
 	// backprop of op 72 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -25579,35 +25213,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 71 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_block_2_x1_gradRow3 := &scratch.net_block_2_x1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_block_2_x1_gradRow3[i2] += net_block_2_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
-	} else {
-		scratch.net_h1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_x1_gradRow4 := &scratch.net_block_2_x1_grad[i0][i1]
-				net_h1_gradRow := &scratch.net_h1_grad[i0][i1]
-				for i2 := range 64 {
-					net_h1_gradRow[i2] += net_block_2_x1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow11[i2] += net_block_2_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -25617,7 +25232,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	}
-	bf16.PackA(&scratch.net_block_2_x1_gradBF16, &scratch.net_block_2_x1_grad[0][0][0], bf16.Shape{
+	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF162, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -25630,12 +25245,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec78 := ocannlDecBF16BackwardPart77Records.Get()
-	rec78.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec78.scratch = scratch
-	region.Run(rec78, 4)
-	*rec78 = ocannlDecBF16BackwardPart77{}
-	ocannlDecBF16BackwardPart77Records.Put(rec78)
+	rec77 := ocannlDecBF16BackwardPart76Records.Get()
+	rec77.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec77.scratch = scratch
+	region.Run(rec77, 4)
+	*rec77 = ocannlDecBF16BackwardPart76{}
+	ocannlDecBF16BackwardPart76Records.Put(rec77)
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25654,60 +25269,60 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlDecBF16BackwardPart78Records.Get()
-	rec79.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec79.scratch = scratch
+	rec78 := ocannlDecBF16BackwardPart77Records.Get()
+	rec78.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec78.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlDecBF16BackwardPart79Records.Get()
-	rec80.scratch = scratch
+	rec79 := ocannlDecBF16BackwardPart78Records.Get()
+	rec79.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlDecBF16BackwardPart80Records.Get()
-	rec81.scratch = scratch
+	rec80 := ocannlDecBF16BackwardPart79Records.Get()
+	rec80.scratch = scratch
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec82 := ocannlDecBF16BackwardPart81Records.Get()
-	rec82.scratch = scratch
+	rec81 := ocannlDecBF16BackwardPart80Records.Get()
+	rec81.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec79, rec80, rec81, rec82)
+	region.RunSeq(8, rec78, rec79, rec80, rec81)
+	*rec78 = ocannlDecBF16BackwardPart77{}
+	ocannlDecBF16BackwardPart77Records.Put(rec78)
 	*rec79 = ocannlDecBF16BackwardPart78{}
 	ocannlDecBF16BackwardPart78Records.Put(rec79)
 	*rec80 = ocannlDecBF16BackwardPart79{}
 	ocannlDecBF16BackwardPart79Records.Put(rec80)
 	*rec81 = ocannlDecBF16BackwardPart80{}
 	ocannlDecBF16BackwardPart80Records.Put(rec81)
-	*rec82 = ocannlDecBF16BackwardPart81{}
-	ocannlDecBF16BackwardPart81Records.Put(rec82)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec83 := ocannlDecBF16BackwardPart82Records.Get()
-	rec83.scratch = scratch
-	region.Run(rec83, 8)
-	*rec83 = ocannlDecBF16BackwardPart82{}
-	ocannlDecBF16BackwardPart82Records.Put(rec83)
+	rec82 := ocannlDecBF16BackwardPart81Records.Get()
+	rec82.scratch = scratch
+	region.Run(rec82, 8)
+	*rec82 = ocannlDecBF16BackwardPart81{}
+	ocannlDecBF16BackwardPart81Records.Put(rec82)
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -25725,9 +25340,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -25744,40 +25359,19 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_2_masked_attention_1_masked_gradRow := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_block_2_masked_attention_1_masked_gradRow[i3] += net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
-		for j95 := range 8 {
-			for j96 := range 16 {
-				for j97 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_63[j95][j96][j97][0] = 16
+		for j94 := range 8 {
+			for j95 := range 16 {
+				for j96 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_63[j94][j95][j96][0] = 16
 				}
 			}
 		}
@@ -25785,45 +25379,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec84 := ocannlDecBF16BackwardPart83Records.Get()
-	rec84.scratch = scratch
+	rec83 := ocannlDecBF16BackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#2.masked_attention#1/m.argmax@63
 	// 8 parts of i1 on the pool.
-	rec85 := ocannlDecBF16BackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec84 := ocannlDecBF16BackwardPart83Records.Get()
+	rec84.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec84, rec85)
+	region.RunSeq(8, rec83, rec84)
+	*rec83 = ocannlDecBF16BackwardPart82{}
+	ocannlDecBF16BackwardPart82Records.Put(rec83)
 	*rec84 = ocannlDecBF16BackwardPart83{}
 	ocannlDecBF16BackwardPart83Records.Put(rec84)
-	*rec85 = ocannlDecBF16BackwardPart84{}
-	ocannlDecBF16BackwardPart84Records.Put(rec85)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
 					net_block_2_masked_attention_1_m_argmax_63V := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1][i2][0]
 					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
-					net_block_2_masked_attention_1_masked_gradRow2 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r98 float32
+						var r97 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_63V {
-							r98 = 1
+							r97 = 1
 						}
-						r99 := float32(0)
-						if r98 != 0 {
-							r99 = net_block_2_masked_attention_1_m_gradV
+						r98 := float32(0)
+						if r97 != 0 {
+							r98 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_masked_gradRow2[i3] += r99
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r98
 					}
 				}
 			}
@@ -25834,11 +25428,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap38AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap38AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_grad = [8][16][4][16]float32{}
@@ -25846,14 +25440,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 			for i1 := range 16 {
 				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_masked_gradRow3 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r100 := float32(0)
+						r99 := float32(0)
 						if maskRow3[i3] != 0 {
-							r100 = net_block_2_masked_attention_1_masked_gradRow3[i3]
+							r99 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r100
+						net_block_2_masked_attention_1_scores_gradRow[i3] += r99
 					}
 				}
 			}
@@ -25863,9 +25457,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
@@ -25887,24 +25481,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_2_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlDecBF16BackwardPart85Records.Get()
-	rec86.scratch = scratch
+	rec85 := ocannlDecBF16BackwardPart84Records.Get()
+	rec85.scratch = scratch
 
 	// backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlDecBF16BackwardPart86Records.Get()
-	rec87.scratch = scratch
+	rec86 := ocannlDecBF16BackwardPart85Records.Get()
+	rec86.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec86, rec87)
+	region.RunSeq(8, rec85, rec86)
+	*rec85 = ocannlDecBF16BackwardPart84{}
+	ocannlDecBF16BackwardPart84Records.Put(rec85)
 	*rec86 = ocannlDecBF16BackwardPart85{}
 	ocannlDecBF16BackwardPart85Records.Put(rec86)
-	*rec87 = ocannlDecBF16BackwardPart86{}
-	ocannlDecBF16BackwardPart86Records.Put(rec87)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25923,12 +25517,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec88 := ocannlDecBF16BackwardPart87Records.Get()
-	rec88.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec88.scratch = scratch
-	region.Run(rec88, 4)
-	*rec88 = ocannlDecBF16BackwardPart87{}
-	ocannlDecBF16BackwardPart87Records.Put(rec88)
+	rec87 := ocannlDecBF16BackwardPart86Records.Get()
+	rec87.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec87.scratch = scratch
+	region.Run(rec87, 4)
+	*rec87 = ocannlDecBF16BackwardPart86{}
+	ocannlDecBF16BackwardPart86Records.Put(rec87)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25947,12 +25541,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec89 := ocannlDecBF16BackwardPart88Records.Get()
-	rec89.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec89.scratch = scratch
-	region.Run(rec89, 8)
-	*rec89 = ocannlDecBF16BackwardPart88{}
-	ocannlDecBF16BackwardPart88Records.Put(rec89)
+	rec88 := ocannlDecBF16BackwardPart87Records.Get()
+	rec88.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec88.scratch = scratch
+	region.Run(rec88, 8)
+	*rec88 = ocannlDecBF16BackwardPart87{}
+	ocannlDecBF16BackwardPart87Records.Put(rec88)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25971,12 +25565,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec90 := ocannlDecBF16BackwardPart89Records.Get()
-	rec90.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec90.scratch = scratch
-	region.Run(rec90, 4)
-	*rec90 = ocannlDecBF16BackwardPart89{}
-	ocannlDecBF16BackwardPart89Records.Put(rec90)
+	rec89 := ocannlDecBF16BackwardPart88Records.Get()
+	rec89.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec89.scratch = scratch
+	region.Run(rec89, 4)
+	*rec89 = ocannlDecBF16BackwardPart88{}
+	ocannlDecBF16BackwardPart88Records.Put(rec89)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF162, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
@@ -25991,12 +25585,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec91 := ocannlDecBF16BackwardPart90Records.Get()
-	rec91.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec91.scratch = scratch
-	region.Run(rec91, 8)
-	*rec91 = ocannlDecBF16BackwardPart90{}
-	ocannlDecBF16BackwardPart90Records.Put(rec91)
+	rec90 := ocannlDecBF16BackwardPart89Records.Get()
+	rec90.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec90.scratch = scratch
+	region.Run(rec90, 8)
+	*rec90 = ocannlDecBF16BackwardPart89{}
+	ocannlDecBF16BackwardPart89Records.Put(rec90)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26015,12 +25609,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec92 := ocannlDecBF16BackwardPart91Records.Get()
-	rec92.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec92.scratch = scratch
-	region.Run(rec92, 4)
-	*rec92 = ocannlDecBF16BackwardPart91{}
-	ocannlDecBF16BackwardPart91Records.Put(rec92)
+	rec91 := ocannlDecBF16BackwardPart90Records.Get()
+	rec91.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec91.scratch = scratch
+	region.Run(rec91, 4)
+	*rec91 = ocannlDecBF16BackwardPart90{}
+	ocannlDecBF16BackwardPart90Records.Put(rec91)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF162, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
@@ -26035,53 +25629,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlDecBF16BackwardPart92Records.Get()
-	rec93.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec93.scratch = scratch
+	rec92 := ocannlDecBF16BackwardPart91Records.Get()
+	rec92.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec92.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec94 := ocannlDecBF16BackwardPart93Records.Get()
-	rec94.scratch = scratch
+	rec93 := ocannlDecBF16BackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlDecBF16BackwardPart94Records.Get()
-	rec95.scratch = scratch
+	rec94 := ocannlDecBF16BackwardPart93Records.Get()
+	rec94.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec93, rec94, rec95)
-	*rec93 = ocannlDecBF16BackwardPart92{}
-	ocannlDecBF16BackwardPart92Records.Put(rec93)
+	region.RunSeq(8, rec92, rec93, rec94)
+	*rec92 = ocannlDecBF16BackwardPart91{}
+	ocannlDecBF16BackwardPart91Records.Put(rec92)
 	// The 8 partial sums, added in part order.
-	for j108 := range 64 {
-		acc69 := gNetBlock2LayerNorm1Beta[j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[0][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[1][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[2][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[3][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[4][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[5][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[6][j108]
-		acc69 += rec94.gNetBlock2LayerNorm1BetaPartial[7][j108]
-		gNetBlock2LayerNorm1Beta[j108] = acc69
+	for j107 := range 64 {
+		acc69 := gNetBlock2LayerNorm1Beta[j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[0][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[1][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[2][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[3][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[4][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[5][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[6][j107]
+		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[7][j107]
+		gNetBlock2LayerNorm1Beta[j107] = acc69
 	}
-	rec94.scratch = nil
+	rec93.scratch = nil
+	ocannlDecBF16BackwardPart92Records.Put(rec93)
+	*rec94 = ocannlDecBF16BackwardPart93{}
 	ocannlDecBF16BackwardPart93Records.Put(rec94)
-	*rec95 = ocannlDecBF16BackwardPart94{}
-	ocannlDecBF16BackwardPart94Records.Put(rec95)
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec96 := ocannlDecBF16BackwardPart95Records.Get()
-	rec96.scratch = scratch
-	region.Run(rec96, 8)
-	*rec96 = ocannlDecBF16BackwardPart95{}
-	ocannlDecBF16BackwardPart95Records.Put(rec96)
+	rec95 := ocannlDecBF16BackwardPart94Records.Get()
+	rec95.scratch = scratch
+	region.Run(rec95, 8)
+	*rec95 = ocannlDecBF16BackwardPart94{}
+	ocannlDecBF16BackwardPart94Records.Put(rec95)
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -26104,63 +25698,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlDecBF16BackwardPart96Records.Get()
-	rec97.scratch = scratch
+	rec96 := ocannlDecBF16BackwardPart95Records.Get()
+	rec96.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec98 := ocannlDecBF16BackwardPart97Records.Get()
-	rec98.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec98.scratch = scratch
+	rec97 := ocannlDecBF16BackwardPart96Records.Get()
+	rec97.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec97.scratch = scratch
 
 	// backprop of op 50 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec99 := ocannlDecBF16BackwardPart98Records.Get()
-	rec99.scratch = scratch
+	rec98 := ocannlDecBF16BackwardPart97Records.Get()
+	rec98.scratch = scratch
 
 	// backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec99 := ocannlDecBF16BackwardPart98Records.Get()
+	rec99.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec100 := ocannlDecBF16BackwardPart99Records.Get()
 	rec100.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec101 := ocannlDecBF16BackwardPart100Records.Get()
 	rec101.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
+	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i0 on the pool.
 	rec102 := ocannlDecBF16BackwardPart101Records.Get()
 	rec102.scratch = scratch
 
-	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
-	// 8 parts of i0 on the pool.
-	rec103 := ocannlDecBF16BackwardPart102Records.Get()
-	rec103.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec97, rec98, rec99, rec100, rec101, rec102, rec103)
+	region.RunSeq(8, rec96, rec97, rec98, rec99, rec100, rec101, rec102)
 	// The 8 partial sums, added in part order.
-	for j112 := range 64 {
-		acc72 := gNetBlock2LayerNorm1Gamma[j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[0][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[1][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[2][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[3][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[4][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[5][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[6][j112]
-		acc72 += rec97.gNetBlock2LayerNorm1GammaPartial[7][j112]
-		gNetBlock2LayerNorm1Gamma[j112] = acc72
+	for j111 := range 64 {
+		acc72 := gNetBlock2LayerNorm1Gamma[j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[0][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[1][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[2][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[3][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[4][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[5][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[6][j111]
+		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[7][j111]
+		gNetBlock2LayerNorm1Gamma[j111] = acc72
 	}
-	rec97.scratch = nil
+	rec96.scratch = nil
+	ocannlDecBF16BackwardPart95Records.Put(rec96)
+	*rec97 = ocannlDecBF16BackwardPart96{}
 	ocannlDecBF16BackwardPart96Records.Put(rec97)
 	*rec98 = ocannlDecBF16BackwardPart97{}
 	ocannlDecBF16BackwardPart97Records.Put(rec98)
@@ -26172,16 +25768,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart100Records.Put(rec101)
 	*rec102 = ocannlDecBF16BackwardPart101{}
 	ocannlDecBF16BackwardPart101Records.Put(rec102)
-	*rec103 = ocannlDecBF16BackwardPart102{}
-	ocannlDecBF16BackwardPart102Records.Put(rec103)
 
 	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec104 := ocannlDecBF16BackwardPart103Records.Get()
-	rec104.scratch = scratch
-	region.Run(rec104, 8)
-	*rec104 = ocannlDecBF16BackwardPart103{}
-	ocannlDecBF16BackwardPart103Records.Put(rec104)
+	rec103 := ocannlDecBF16BackwardPart102Records.Get()
+	rec103.scratch = scratch
+	region.Run(rec103, 8)
+	*rec103 = ocannlDecBF16BackwardPart102{}
+	ocannlDecBF16BackwardPart102Records.Put(rec103)
 
 	// backprop of op 46 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -26195,35 +25789,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 45 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h1_gradRow3 := &scratch.net_h1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h1_gradRow3[i2] += net_block_2_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
-	} else {
-		scratch.net_block_1_x1_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_h1_gradRow4 := &scratch.net_h1_grad[i0][i1]
-				net_block_1_x1_gradRow := &scratch.net_block_1_x1_grad[i0][i1]
-				for i2 := range 64 {
-					net_block_1_x1_gradRow[i2] += net_h1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -26231,30 +25806,30 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec105 := ocannlDecBF16BackwardPart104Records.Get()
-	rec105.scratch = scratch
-	region.Run(rec105, 8)
+	rec104 := ocannlDecBF16BackwardPart103Records.Get()
+	rec104.scratch = scratch
+	region.Run(rec104, 8)
 	// The 8 partial sums, added in part order.
-	for j121 := range 64 {
-		acc75 := gNetBlock1Linear1B[j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[0][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[1][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[2][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[3][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[4][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[5][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[6][j121]
-		acc75 += rec105.gNetBlock1Linear1BPartial[7][j121]
-		gNetBlock1Linear1B[j121] = acc75
+	for j120 := range 64 {
+		acc75 := gNetBlock1Linear1B[j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[0][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[1][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[2][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[3][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[4][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[5][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[6][j120]
+		acc75 += rec104.gNetBlock1Linear1BPartial[7][j120]
+		gNetBlock1Linear1B[j120] = acc75
 	}
-	rec105.scratch = nil
-	ocannlDecBF16BackwardPart104Records.Put(rec105)
+	rec104.scratch = nil
+	ocannlDecBF16BackwardPart103Records.Put(rec104)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [8192]float32{}
 	}
-	bf16.PackA(&scratch.net_h1_gradBF16, &scratch.net_h1_grad[0][0][0], bf16.Shape{
+	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF163, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -26267,12 +25842,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec106 := ocannlDecBF16BackwardPart105Records.Get()
-	rec106.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec106.scratch = scratch
-	region.Run(rec106, 4)
-	*rec106 = ocannlDecBF16BackwardPart105{}
-	ocannlDecBF16BackwardPart105Records.Put(rec106)
+	rec105 := ocannlDecBF16BackwardPart104Records.Get()
+	rec105.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec105.scratch = scratch
+	region.Run(rec105, 4)
+	*rec105 = ocannlDecBF16BackwardPart104{}
+	ocannlDecBF16BackwardPart104Records.Put(rec105)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26291,45 +25866,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlDecBF16BackwardPart106Records.Get()
-	rec107.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec107.scratch = scratch
+	rec106 := ocannlDecBF16BackwardPart105Records.Get()
+	rec106.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec106.scratch = scratch
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec108 := ocannlDecBF16BackwardPart107Records.Get()
-	rec108.scratch = scratch
+	rec107 := ocannlDecBF16BackwardPart106Records.Get()
+	rec107.scratch = scratch
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g2 =+ g; g2 is net.block#1.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec109 := ocannlDecBF16BackwardPart108Records.Get()
-	rec109.scratch = scratch
+	rec108 := ocannlDecBF16BackwardPart107Records.Get()
+	rec108.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec107, rec108, rec109)
+	region.RunSeq(8, rec106, rec107, rec108)
+	*rec106 = ocannlDecBF16BackwardPart105{}
+	ocannlDecBF16BackwardPart105Records.Put(rec106)
 	*rec107 = ocannlDecBF16BackwardPart106{}
 	ocannlDecBF16BackwardPart106Records.Put(rec107)
-	*rec108 = ocannlDecBF16BackwardPart107{}
-	ocannlDecBF16BackwardPart107Records.Put(rec108)
 	// The 8 partial sums, added in part order.
-	for j126 := range 128 {
-		acc78 := gNetBlock1Dense1B[j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[0][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[1][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[2][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[3][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[4][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[5][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[6][j126]
-		acc78 += rec109.gNetBlock1Dense1BPartial[7][j126]
-		gNetBlock1Dense1B[j126] = acc78
+	for j125 := range 128 {
+		acc78 := gNetBlock1Dense1B[j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[0][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[1][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[2][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[3][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[4][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[5][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[6][j125]
+		acc78 += rec108.gNetBlock1Dense1BPartial[7][j125]
+		gNetBlock1Dense1B[j125] = acc78
 	}
-	rec109.scratch = nil
-	ocannlDecBF16BackwardPart108Records.Put(rec109)
+	rec108.scratch = nil
+	ocannlDecBF16BackwardPart107Records.Put(rec108)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26348,12 +25923,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec110 := ocannlDecBF16BackwardPart109Records.Get()
-	rec110.gNetBlock1Dense1W = gNetBlock1Dense1W
-	rec110.scratch = scratch
-	region.Run(rec110, 8)
-	*rec110 = ocannlDecBF16BackwardPart109{}
-	ocannlDecBF16BackwardPart109Records.Put(rec110)
+	rec109 := ocannlDecBF16BackwardPart108Records.Get()
+	rec109.gNetBlock1Dense1W = gNetBlock1Dense1W
+	rec109.scratch = scratch
+	region.Run(rec109, 8)
+	*rec109 = ocannlDecBF16BackwardPart108{}
+	ocannlDecBF16BackwardPart108Records.Put(rec109)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g2 =+ v1 * g; g2 is net.block#1.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26372,53 +25947,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec111 := ocannlDecBF16BackwardPart110Records.Get()
-	rec111.pNetBlock1Dense1W = pNetBlock1Dense1W
-	rec111.scratch = scratch
+	rec110 := ocannlDecBF16BackwardPart109Records.Get()
+	rec110.pNetBlock1Dense1W = pNetBlock1Dense1W
+	rec110.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlDecBF16BackwardPart111Records.Get()
-	rec112.scratch = scratch
+	rec111 := ocannlDecBF16BackwardPart110Records.Get()
+	rec111.scratch = scratch
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#1.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlDecBF16BackwardPart112Records.Get()
-	rec113.scratch = scratch
+	rec112 := ocannlDecBF16BackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec111, rec112, rec113)
-	*rec111 = ocannlDecBF16BackwardPart110{}
-	ocannlDecBF16BackwardPart110Records.Put(rec111)
+	region.RunSeq(8, rec110, rec111, rec112)
+	*rec110 = ocannlDecBF16BackwardPart109{}
+	ocannlDecBF16BackwardPart109Records.Put(rec110)
 	// The 8 partial sums, added in part order.
-	for j130 := range 64 {
-		acc81 := gNetBlock1LayerNorm2Beta[j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[0][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[1][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[2][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[3][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[4][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[5][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[6][j130]
-		acc81 += rec112.gNetBlock1LayerNorm2BetaPartial[7][j130]
-		gNetBlock1LayerNorm2Beta[j130] = acc81
+	for j129 := range 64 {
+		acc81 := gNetBlock1LayerNorm2Beta[j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[0][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[1][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[2][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[3][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[4][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[5][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[6][j129]
+		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[7][j129]
+		gNetBlock1LayerNorm2Beta[j129] = acc81
 	}
-	rec112.scratch = nil
+	rec111.scratch = nil
+	ocannlDecBF16BackwardPart110Records.Put(rec111)
+	*rec112 = ocannlDecBF16BackwardPart111{}
 	ocannlDecBF16BackwardPart111Records.Put(rec112)
-	*rec113 = ocannlDecBF16BackwardPart112{}
-	ocannlDecBF16BackwardPart112Records.Put(rec113)
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec114 := ocannlDecBF16BackwardPart113Records.Get()
-	rec114.scratch = scratch
-	region.Run(rec114, 8)
-	*rec114 = ocannlDecBF16BackwardPart113{}
-	ocannlDecBF16BackwardPart113Records.Put(rec114)
+	rec113 := ocannlDecBF16BackwardPart112Records.Get()
+	rec113.scratch = scratch
+	region.Run(rec113, 8)
+	*rec113 = ocannlDecBF16BackwardPart112{}
+	ocannlDecBF16BackwardPart112Records.Put(rec113)
 
 	// backprop of op 36 (_net.block#1.dense#1/x.3 = pointwise sqrt of _net.block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -26441,63 +26016,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlDecBF16BackwardPart114Records.Get()
-	rec115.scratch = scratch
+	rec114 := ocannlDecBF16BackwardPart113Records.Get()
+	rec114.scratch = scratch
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec116 := ocannlDecBF16BackwardPart115Records.Get()
-	rec116.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec116.scratch = scratch
+	rec115 := ocannlDecBF16BackwardPart114Records.Get()
+	rec115.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec115.scratch = scratch
 
 	// backprop of op 33 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec117 := ocannlDecBF16BackwardPart116Records.Get()
-	rec117.scratch = scratch
+	rec116 := ocannlDecBF16BackwardPart115Records.Get()
+	rec116.scratch = scratch
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec117 := ocannlDecBF16BackwardPart116Records.Get()
+	rec117.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec118 := ocannlDecBF16BackwardPart117Records.Get()
 	rec118.scratch = scratch
 
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec119 := ocannlDecBF16BackwardPart118Records.Get()
 	rec119.scratch = scratch
 
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i0 on the pool.
 	rec120 := ocannlDecBF16BackwardPart119Records.Get()
 	rec120.scratch = scratch
 
-	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
-	// 8 parts of i0 on the pool.
-	rec121 := ocannlDecBF16BackwardPart120Records.Get()
-	rec121.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec115, rec116, rec117, rec118, rec119, rec120, rec121)
+	region.RunSeq(8, rec114, rec115, rec116, rec117, rec118, rec119, rec120)
 	// The 8 partial sums, added in part order.
-	for j134 := range 64 {
-		acc84 := gNetBlock1LayerNorm2Gamma[j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[0][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[1][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[2][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[3][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[4][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[5][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[6][j134]
-		acc84 += rec115.gNetBlock1LayerNorm2GammaPartial[7][j134]
-		gNetBlock1LayerNorm2Gamma[j134] = acc84
+	for j133 := range 64 {
+		acc84 := gNetBlock1LayerNorm2Gamma[j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[0][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[1][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[2][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[3][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[4][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[5][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[6][j133]
+		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[7][j133]
+		gNetBlock1LayerNorm2Gamma[j133] = acc84
 	}
-	rec115.scratch = nil
+	rec114.scratch = nil
+	ocannlDecBF16BackwardPart113Records.Put(rec114)
+	*rec115 = ocannlDecBF16BackwardPart114{}
 	ocannlDecBF16BackwardPart114Records.Put(rec115)
 	*rec116 = ocannlDecBF16BackwardPart115{}
 	ocannlDecBF16BackwardPart115Records.Put(rec116)
@@ -26509,16 +26086,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart118Records.Put(rec119)
 	*rec120 = ocannlDecBF16BackwardPart119{}
 	ocannlDecBF16BackwardPart119Records.Put(rec120)
-	*rec121 = ocannlDecBF16BackwardPart120{}
-	ocannlDecBF16BackwardPart120Records.Put(rec121)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec122 := ocannlDecBF16BackwardPart121Records.Get()
-	rec122.scratch = scratch
-	region.Run(rec122, 8)
-	*rec122 = ocannlDecBF16BackwardPart121{}
-	ocannlDecBF16BackwardPart121Records.Put(rec122)
+	rec121 := ocannlDecBF16BackwardPart120Records.Get()
+	rec121.scratch = scratch
+	region.Run(rec121, 8)
+	*rec121 = ocannlDecBF16BackwardPart120{}
+	ocannlDecBF16BackwardPart120Records.Put(rec121)
 
 	// backprop of op 29 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -26532,35 +26107,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 28 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_block_1_x1_gradRow3 := &scratch.net_block_1_x1_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_block_1_x1_gradRow3[i2] += net_block_1_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
-	} else {
-		scratch.net_h0_grad = [8][16][64]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_x1_gradRow4 := &scratch.net_block_1_x1_grad[i0][i1]
-				net_h0_gradRow := &scratch.net_h0_grad[i0][i1]
-				for i2 := range 64 {
-					net_h0_gradRow[i2] += net_block_1_x1_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -26570,7 +26126,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	}
-	bf16.PackA(&scratch.net_block_1_x1_gradBF16, &scratch.net_block_1_x1_grad[0][0][0], bf16.Shape{
+	bf16.PackA(&scratch.net_layer_norm_1_centered_gradBF164, &scratch.net_layer_norm_1_centered_grad[0][0][0], bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -26583,12 +26139,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec123 := ocannlDecBF16BackwardPart122Records.Get()
-	rec123.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec123.scratch = scratch
-	region.Run(rec123, 4)
-	*rec123 = ocannlDecBF16BackwardPart122{}
-	ocannlDecBF16BackwardPart122Records.Put(rec123)
+	rec122 := ocannlDecBF16BackwardPart121Records.Get()
+	rec122.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec122.scratch = scratch
+	region.Run(rec122, 4)
+	*rec122 = ocannlDecBF16BackwardPart121{}
+	ocannlDecBF16BackwardPart121Records.Put(rec122)
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26607,60 +26163,60 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec124 := ocannlDecBF16BackwardPart123Records.Get()
-	rec124.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec124.scratch = scratch
+	rec123 := ocannlDecBF16BackwardPart122Records.Get()
+	rec123.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec123.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec125 := ocannlDecBF16BackwardPart124Records.Get()
-	rec125.scratch = scratch
+	rec124 := ocannlDecBF16BackwardPart123Records.Get()
+	rec124.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec126 := ocannlDecBF16BackwardPart125Records.Get()
-	rec126.scratch = scratch
+	rec125 := ocannlDecBF16BackwardPart124Records.Get()
+	rec125.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec127 := ocannlDecBF16BackwardPart126Records.Get()
-	rec127.scratch = scratch
+	rec126 := ocannlDecBF16BackwardPart125Records.Get()
+	rec126.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec124, rec125, rec126, rec127)
+	region.RunSeq(8, rec123, rec124, rec125, rec126)
+	*rec123 = ocannlDecBF16BackwardPart122{}
+	ocannlDecBF16BackwardPart122Records.Put(rec123)
 	*rec124 = ocannlDecBF16BackwardPart123{}
 	ocannlDecBF16BackwardPart123Records.Put(rec124)
 	*rec125 = ocannlDecBF16BackwardPart124{}
 	ocannlDecBF16BackwardPart124Records.Put(rec125)
 	*rec126 = ocannlDecBF16BackwardPart125{}
 	ocannlDecBF16BackwardPart125Records.Put(rec126)
-	*rec127 = ocannlDecBF16BackwardPart126{}
-	ocannlDecBF16BackwardPart126Records.Put(rec127)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec128 := ocannlDecBF16BackwardPart127Records.Get()
-	rec128.scratch = scratch
-	region.Run(rec128, 8)
-	*rec128 = ocannlDecBF16BackwardPart127{}
-	ocannlDecBF16BackwardPart127Records.Put(rec128)
+	rec127 := ocannlDecBF16BackwardPart126Records.Get()
+	rec127.scratch = scratch
+	region.Run(rec127, 8)
+	*rec127 = ocannlDecBF16BackwardPart126{}
+	ocannlDecBF16BackwardPart126Records.Put(rec127)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -26678,9 +26234,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -26697,40 +26253,19 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
-	} else {
-		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_1_masked_attention_1_masked_gradRow := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_block_1_masked_attention_1_masked_gradRow[i3] += net_block_1_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j149 := range 8 {
-			for j150 := range 16 {
-				for j151 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j149][j150][j151][0] = 16
+		for j148 := range 8 {
+			for j149 := range 16 {
+				for j150 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j148][j149][j150][0] = 16
 				}
 			}
 		}
@@ -26738,45 +26273,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec129 := ocannlDecBF16BackwardPart128Records.Get()
-	rec129.scratch = scratch
+	rec128 := ocannlDecBF16BackwardPart127Records.Get()
+	rec128.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec130 := ocannlDecBF16BackwardPart129Records.Get()
-	rec130.scratch = scratch
+	rec129 := ocannlDecBF16BackwardPart128Records.Get()
+	rec129.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec129, rec130)
+	region.RunSeq(8, rec128, rec129)
+	*rec128 = ocannlDecBF16BackwardPart127{}
+	ocannlDecBF16BackwardPart127Records.Put(rec128)
 	*rec129 = ocannlDecBF16BackwardPart128{}
 	ocannlDecBF16BackwardPart128Records.Put(rec129)
-	*rec130 = ocannlDecBF16BackwardPart129{}
-	ocannlDecBF16BackwardPart129Records.Put(rec130)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
 					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1][i2][0]
 					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
-					net_block_1_masked_attention_1_masked_gradRow2 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r150 float32
+						var r149 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r150 = 1
+							r149 = 1
 						}
-						r151 := float32(0)
-						if r150 != 0 {
-							r151 = net_block_1_masked_attention_1_m_gradV
+						r150 := float32(0)
+						if r149 != 0 {
+							r150 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_masked_gradRow2[i3] += r151
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r150
 					}
 				}
 			}
@@ -26787,11 +26322,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap38AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap38AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+			ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
 		}
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_grad = [8][16][4][16]float32{}
@@ -26799,14 +26334,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 			for i1 := range 16 {
 				maskRow4 := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_masked_gradRow3 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r152 := float32(0)
+						r151 := float32(0)
 						if maskRow4[i3] != 0 {
-							r152 = net_block_1_masked_attention_1_masked_gradRow3[i3]
+							r151 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r152
+						net_block_1_masked_attention_1_scores_gradRow[i3] += r151
 					}
 				}
 			}
@@ -26816,9 +26351,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
@@ -26840,24 +26375,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_1_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec131 := ocannlDecBF16BackwardPart130Records.Get()
-	rec131.scratch = scratch
+	rec130 := ocannlDecBF16BackwardPart129Records.Get()
+	rec130.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec132 := ocannlDecBF16BackwardPart131Records.Get()
-	rec132.scratch = scratch
+	rec131 := ocannlDecBF16BackwardPart130Records.Get()
+	rec131.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec131, rec132)
+	region.RunSeq(8, rec130, rec131)
+	*rec130 = ocannlDecBF16BackwardPart129{}
+	ocannlDecBF16BackwardPart129Records.Put(rec130)
 	*rec131 = ocannlDecBF16BackwardPart130{}
 	ocannlDecBF16BackwardPart130Records.Put(rec131)
-	*rec132 = ocannlDecBF16BackwardPart131{}
-	ocannlDecBF16BackwardPart131Records.Put(rec132)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26876,12 +26411,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec133 := ocannlDecBF16BackwardPart132Records.Get()
-	rec133.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec133.scratch = scratch
-	region.Run(rec133, 4)
-	*rec133 = ocannlDecBF16BackwardPart132{}
-	ocannlDecBF16BackwardPart132Records.Put(rec133)
+	rec132 := ocannlDecBF16BackwardPart131Records.Get()
+	rec132.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec132.scratch = scratch
+	region.Run(rec132, 4)
+	*rec132 = ocannlDecBF16BackwardPart131{}
+	ocannlDecBF16BackwardPart131Records.Put(rec132)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26900,12 +26435,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec134 := ocannlDecBF16BackwardPart133Records.Get()
-	rec134.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec134.scratch = scratch
-	region.Run(rec134, 8)
-	*rec134 = ocannlDecBF16BackwardPart133{}
-	ocannlDecBF16BackwardPart133Records.Put(rec134)
+	rec133 := ocannlDecBF16BackwardPart132Records.Get()
+	rec133.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec133.scratch = scratch
+	region.Run(rec133, 8)
+	*rec133 = ocannlDecBF16BackwardPart132{}
+	ocannlDecBF16BackwardPart132Records.Put(rec133)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26924,12 +26459,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec135 := ocannlDecBF16BackwardPart134Records.Get()
-	rec135.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec135.scratch = scratch
-	region.Run(rec135, 4)
-	*rec135 = ocannlDecBF16BackwardPart134{}
-	ocannlDecBF16BackwardPart134Records.Put(rec135)
+	rec134 := ocannlDecBF16BackwardPart133Records.Get()
+	rec134.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec134.scratch = scratch
+	region.Run(rec134, 4)
+	*rec134 = ocannlDecBF16BackwardPart133{}
+	ocannlDecBF16BackwardPart133Records.Put(rec134)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF162, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
@@ -26944,12 +26479,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlDecBF16BackwardPart135Records.Get()
-	rec136.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec136.scratch = scratch
-	region.Run(rec136, 8)
-	*rec136 = ocannlDecBF16BackwardPart135{}
-	ocannlDecBF16BackwardPart135Records.Put(rec136)
+	rec135 := ocannlDecBF16BackwardPart134Records.Get()
+	rec135.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec135.scratch = scratch
+	region.Run(rec135, 8)
+	*rec135 = ocannlDecBF16BackwardPart134{}
+	ocannlDecBF16BackwardPart134Records.Put(rec135)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -26968,12 +26503,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec137 := ocannlDecBF16BackwardPart136Records.Get()
-	rec137.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec137.scratch = scratch
-	region.Run(rec137, 4)
-	*rec137 = ocannlDecBF16BackwardPart136{}
-	ocannlDecBF16BackwardPart136Records.Put(rec137)
+	rec136 := ocannlDecBF16BackwardPart135Records.Get()
+	rec136.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec136.scratch = scratch
+	region.Run(rec136, 4)
+	*rec136 = ocannlDecBF16BackwardPart135{}
+	ocannlDecBF16BackwardPart135Records.Put(rec136)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF162, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
@@ -26988,53 +26523,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec138 := ocannlDecBF16BackwardPart137Records.Get()
-	rec138.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec138.scratch = scratch
+	rec137 := ocannlDecBF16BackwardPart136Records.Get()
+	rec137.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec137.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec139 := ocannlDecBF16BackwardPart138Records.Get()
-	rec139.scratch = scratch
+	rec138 := ocannlDecBF16BackwardPart137Records.Get()
+	rec138.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec140 := ocannlDecBF16BackwardPart139Records.Get()
-	rec140.scratch = scratch
+	rec139 := ocannlDecBF16BackwardPart138Records.Get()
+	rec139.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec138, rec139, rec140)
-	*rec138 = ocannlDecBF16BackwardPart137{}
-	ocannlDecBF16BackwardPart137Records.Put(rec138)
+	region.RunSeq(8, rec137, rec138, rec139)
+	*rec137 = ocannlDecBF16BackwardPart136{}
+	ocannlDecBF16BackwardPart136Records.Put(rec137)
 	// The 8 partial sums, added in part order.
-	for j162 := range 64 {
-		acc95 := gNetBlock1LayerNorm1Beta[j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[0][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[1][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[2][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[3][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[4][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[5][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[6][j162]
-		acc95 += rec139.gNetBlock1LayerNorm1BetaPartial[7][j162]
-		gNetBlock1LayerNorm1Beta[j162] = acc95
+	for j161 := range 64 {
+		acc95 := gNetBlock1LayerNorm1Beta[j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[0][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[1][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[2][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[3][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[4][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[5][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[6][j161]
+		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[7][j161]
+		gNetBlock1LayerNorm1Beta[j161] = acc95
 	}
-	rec139.scratch = nil
+	rec138.scratch = nil
+	ocannlDecBF16BackwardPart137Records.Put(rec138)
+	*rec139 = ocannlDecBF16BackwardPart138{}
 	ocannlDecBF16BackwardPart138Records.Put(rec139)
-	*rec140 = ocannlDecBF16BackwardPart139{}
-	ocannlDecBF16BackwardPart139Records.Put(rec140)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec141 := ocannlDecBF16BackwardPart140Records.Get()
-	rec141.scratch = scratch
-	region.Run(rec141, 8)
-	*rec141 = ocannlDecBF16BackwardPart140{}
-	ocannlDecBF16BackwardPart140Records.Put(rec141)
+	rec140 := ocannlDecBF16BackwardPart139Records.Get()
+	rec140.scratch = scratch
+	region.Run(rec140, 8)
+	*rec140 = ocannlDecBF16BackwardPart139{}
+	ocannlDecBF16BackwardPart139Records.Put(rec140)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -27057,63 +26592,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec142 := ocannlDecBF16BackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec141 := ocannlDecBF16BackwardPart140Records.Get()
+	rec141.scratch = scratch
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec143 := ocannlDecBF16BackwardPart142Records.Get()
-	rec143.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec143.scratch = scratch
+	rec142 := ocannlDecBF16BackwardPart141Records.Get()
+	rec142.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec142.scratch = scratch
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec144 := ocannlDecBF16BackwardPart143Records.Get()
-	rec144.scratch = scratch
+	rec143 := ocannlDecBF16BackwardPart142Records.Get()
+	rec143.scratch = scratch
 
 	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec144 := ocannlDecBF16BackwardPart143Records.Get()
+	rec144.scratch = scratch
+
+	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec145 := ocannlDecBF16BackwardPart144Records.Get()
 	rec145.scratch = scratch
 
-	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
+	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec146 := ocannlDecBF16BackwardPart145Records.Get()
 	rec146.scratch = scratch
 
-	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
+	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i0 on the pool.
 	rec147 := ocannlDecBF16BackwardPart146Records.Get()
 	rec147.scratch = scratch
 
-	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
-	// 8 parts of i0 on the pool.
-	rec148 := ocannlDecBF16BackwardPart147Records.Get()
-	rec148.scratch = scratch
-
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec142, rec143, rec144, rec145, rec146, rec147, rec148)
+	region.RunSeq(8, rec141, rec142, rec143, rec144, rec145, rec146, rec147)
 	// The 8 partial sums, added in part order.
-	for j166 := range 64 {
-		acc98 := gNetBlock1LayerNorm1Gamma[j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[0][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[1][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[2][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[3][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[4][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[5][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[6][j166]
-		acc98 += rec142.gNetBlock1LayerNorm1GammaPartial[7][j166]
-		gNetBlock1LayerNorm1Gamma[j166] = acc98
+	for j165 := range 64 {
+		acc98 := gNetBlock1LayerNorm1Gamma[j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[0][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[1][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[2][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[3][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[4][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[5][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[6][j165]
+		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[7][j165]
+		gNetBlock1LayerNorm1Gamma[j165] = acc98
 	}
-	rec142.scratch = nil
+	rec141.scratch = nil
+	ocannlDecBF16BackwardPart140Records.Put(rec141)
+	*rec142 = ocannlDecBF16BackwardPart141{}
 	ocannlDecBF16BackwardPart141Records.Put(rec142)
 	*rec143 = ocannlDecBF16BackwardPart142{}
 	ocannlDecBF16BackwardPart142Records.Put(rec143)
@@ -27125,16 +26662,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart145Records.Put(rec146)
 	*rec147 = ocannlDecBF16BackwardPart146{}
 	ocannlDecBF16BackwardPart146Records.Put(rec147)
-	*rec148 = ocannlDecBF16BackwardPart147{}
-	ocannlDecBF16BackwardPart147Records.Put(rec148)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec149 := ocannlDecBF16BackwardPart148Records.Get()
-	rec149.scratch = scratch
-	region.Run(rec149, 8)
-	*rec149 = ocannlDecBF16BackwardPart148{}
-	ocannlDecBF16BackwardPart148Records.Put(rec149)
+	rec148 := ocannlDecBF16BackwardPart147Records.Get()
+	rec148.scratch = scratch
+	region.Run(rec148, 8)
+	*rec148 = ocannlDecBF16BackwardPart147{}
+	ocannlDecBF16BackwardPart147Records.Put(rec148)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -27148,16 +26683,16 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 64 {
-					net_h0_gradRow3[i2] += net_block_1_layer_norm_1_mean_1_gradV
+					net_layer_norm_1_centered_gradRow21[i2] += net_block_1_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -27165,12 +26700,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec150 := ocannlDecBF16BackwardPart149Records.Get()
-	rec150.gNetPos = gNetPos
-	rec150.scratch = scratch
-	region.Run(rec150, 8)
-	*rec150 = ocannlDecBF16BackwardPart149{}
-	ocannlDecBF16BackwardPart149Records.Put(rec150)
+	rec149 := ocannlDecBF16BackwardPart148Records.Get()
+	rec149.gNetPos = gNetPos
+	rec149.scratch = scratch
+	region.Run(rec149, 8)
+	*rec149 = ocannlDecBF16BackwardPart148{}
+	ocannlDecBF16BackwardPart148Records.Put(rec149)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -27189,13 +26724,13 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec151 := ocannlDecBF16BackwardPart150Records.Get()
-	rec151.gNetEmb = gNetEmb
-	rec151.tokens = tokens
-	rec151.scratch = scratch
-	region.Run(rec151, 8)
-	*rec151 = ocannlDecBF16BackwardPart150{}
-	ocannlDecBF16BackwardPart150Records.Put(rec151)
+	rec150 := ocannlDecBF16BackwardPart149Records.Get()
+	rec150.gNetEmb = gNetEmb
+	rec150.tokens = tokens
+	rec150.scratch = scratch
+	region.Run(rec150, 8)
+	*rec150 = ocannlDecBF16BackwardPart149{}
+	ocannlDecBF16BackwardPart149Records.Put(rec150)
 }
 
 // ocannlDecBF16BackwardScratch holds the local arrays of ocannlDecBF16Backward too large for the stack. Their
@@ -27297,7 +26832,6 @@ type ocannlDecBF16BackwardScratch struct {
 	train_cross_entropy_1_logp_2                 [8][16][1]float32
 	train_cross_entropy_1_logp_3                 [8][16][1]float32
 	train_1                                      [8][16][32]float32
-	net_h0_grad                                  [8][16][64]float32
 	net_block_1_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_1_centered_grad       [8][16][64]float32
@@ -27313,14 +26847,12 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_1_grad [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_grad   [8][16][4][16]float32
-	net_block_1_masked_attention_1_masked_grad   [8][16][4][16]float32
 	net_block_1_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_1_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ex_grad       [8][16][4][16]float32
 	net_block_1_masked_attention_1_attn_1_grad   [8][16][4][1]float32
 	net_block_1_masked_attention_1_attn_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ctx_grad      [8][16][4][16]float32
-	net_block_1_x1_grad                          [8][16][64]float32
 	net_block_1_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_2_centered_grad       [8][16][64]float32
@@ -27333,7 +26865,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_dense_1_x_grad                   [8][16][64]float32
 	net_block_1_linear_1_x_2_grad                [8][16][128]float32
 	net_block_1_linear_1_x_grad                  [8][16][128]float32
-	net_h1_grad                                  [8][16][64]float32
 	net_block_2_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_1_centered_grad       [8][16][64]float32
@@ -27349,14 +26880,12 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_1_grad [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_grad   [8][16][4][16]float32
-	net_block_2_masked_attention_1_masked_grad   [8][16][4][16]float32
 	net_block_2_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_2_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ex_grad       [8][16][4][16]float32
 	net_block_2_masked_attention_1_attn_1_grad   [8][16][4][1]float32
 	net_block_2_masked_attention_1_attn_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ctx_grad      [8][16][4][16]float32
-	net_block_2_x1_grad                          [8][16][64]float32
 	net_block_2_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_2_centered_grad       [8][16][64]float32
@@ -27369,7 +26898,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_dense_1_x_grad                   [8][16][64]float32
 	net_block_2_linear_1_x_2_grad                [8][16][128]float32
 	net_block_2_linear_1_x_grad                  [8][16][128]float32
-	net_h2_grad                                  [8][16][64]float32
 	net_layer_norm_1_mean_1_grad                 [8][16][1]float32
 	net_layer_norm_1_mean_grad                   [8][16][1]float32
 	net_layer_norm_1_centered_grad               [8][16][64]float32
@@ -27380,9 +26908,7 @@ type ocannlDecBF16BackwardScratch struct {
 	net_linear_1_x_2_grad                        [8][16][1]float32
 	net_linear_1_x_3_grad                        [8][16][1]float32
 	net_linear_1_x_grad                          [8][16][64]float32
-	train_cross_entropy_1_logits_grad            [8][16][32]float32
 	train_cross_entropy_1_m_grad                 [8][16][1]float32
-	train_cross_entropy_1_z_grad                 [8][16][32]float32
 	train_cross_entropy_1_logp_1_grad            [8][16][32]float32
 	train_cross_entropy_1_logp_2_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_3_grad            [8][16][1]float32
@@ -27409,11 +26935,11 @@ type ocannlDecBF16BackwardScratch struct {
 	pNetBlock2Linear1WBF16                       bf16.Packed
 	pNetLinear1WBF16                             bf16.Packed
 	pNetLinear1WBF162                            bf16.Packed
-	net_h2_gradBF16                              bf16.Packed
+	net_layer_norm_1_centered_gradBF16           bf16.Packed
 	pNetBlock2Linear1WBF162                      bf16.Packed
 	net_block_2_dense_1_xBF162                   bf16.Packed
 	pNetBlock2Dense1WBF16                        bf16.Packed
-	net_block_2_x1_gradBF16                      bf16.Packed
+	net_layer_norm_1_centered_gradBF162          bf16.Packed
 	pNetBlock2MaskedAttention1WOBF162            bf16.Packed
 	net_block_2_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock2MaskedAttention1WVBF162            bf16.Packed
@@ -27421,11 +26947,11 @@ type ocannlDecBF16BackwardScratch struct {
 	pNetBlock2MaskedAttention1WKBF162            bf16.Packed
 	net_block_2_masked_attention_1_xBF163        bf16.Packed
 	pNetBlock2MaskedAttention1WQBF162            bf16.Packed
-	net_h1_gradBF16                              bf16.Packed
+	net_layer_norm_1_centered_gradBF163          bf16.Packed
 	pNetBlock1Linear1WBF162                      bf16.Packed
 	net_block_1_dense_1_xBF162                   bf16.Packed
 	pNetBlock1Dense1WBF16                        bf16.Packed
-	net_block_1_x1_gradBF16                      bf16.Packed
+	net_layer_norm_1_centered_gradBF164          bf16.Packed
 	pNetBlock1MaskedAttention1WOBF162            bf16.Packed
 	net_block_1_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock1MaskedAttention1WVBF162            bf16.Packed
@@ -29006,7 +28532,7 @@ func (r55 *ocannlDecBF16BackwardPart46) Part(j49 int) {
 	scratch, gNetLinear1WPartial := r55.scratch, &r55.gNetLinear1WPartial
 	gNetLinear1WPartial[j49] = [32][64]float32{}
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x64x16.
-	bf16.Gemm(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logits_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0], bf16.Shape{
+	bf16.Gemm(&gNetLinear1WPartial[j49][0][0], &scratch.train_cross_entropy_1_logp_grad[j49][0][0], &scratch.net_linear_1_x[j49][0][0], bf16.Shape{
 		AK: 32,
 		AM: 1,
 		BK: 64,
@@ -29033,7 +28559,7 @@ type ocannlDecBF16BackwardPart47 struct {
 func (r56 *ocannlDecBF16BackwardPart47) Part(j52 int) {
 	pNetLinear1W, scratch := r56.pNetLinear1W, r56.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x32.
-	bf16.GemmOps(&scratch.net_linear_1_x_grad[j52][0][0], bf16.Operand{F: &scratch.train_cross_entropy_1_logits_grad[j52][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_linear_1_x_grad[j52][0][0], bf16.Operand{F: &scratch.train_cross_entropy_1_logp_grad[j52][0][0]}, bf16.Operand{
 		F: &pNetLinear1W[0],
 		P: &scratch.pNetLinear1WBF162,
 	}, bf16.Shape{
@@ -29105,9 +28631,9 @@ func (r58 *ocannlDecBF16BackwardPart49) Part(j55 int) {
 	scratch := r58.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap23AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap23AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29220,9 +28746,9 @@ func (r61 *ocannlDecBF16BackwardPart52) Part(j59 int) {
 	pNetLayerNorm1Gamma, scratch := r61.pNetLayerNorm1Gamma, r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29271,9 +28797,9 @@ func (r63 *ocannlDecBF16BackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29301,9 +28827,9 @@ func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29332,9 +28858,9 @@ func (r65 *ocannlDecBF16BackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29353,7 +28879,7 @@ func (r65 *ocannlDecBF16BackwardPart56) Part(j63 int) {
 var ocannlDecBF16BackwardPart56Records rt.Records[ocannlDecBF16BackwardPart56]
 
 // ocannlDecBF16BackwardPart57 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart57 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29361,19 +28887,25 @@ type ocannlDecBF16BackwardPart57 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r66 *ocannlDecBF16BackwardPart57) Part(j64 int) {
 	scratch := r66.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_h2_grad[j64][0][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_h2_grad[j64][0][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1]
-				net_h2_gradRow := &scratch.net_h2_grad[i0+j64][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j64]
+				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0]
 				for i2 := range 64 {
-					net_h2_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0] = acc47
 			}
 		}
 	}
@@ -29383,33 +28915,38 @@ func (r66 *ocannlDecBF16BackwardPart57) Part(j64 int) {
 var ocannlDecBF16BackwardPart57Records rt.Records[ocannlDecBF16BackwardPart57]
 
 // ocannlDecBF16BackwardPart58 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart58 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	scratch                   *ocannlDecBF16BackwardScratch
+	gNetBlock2Linear1BPartial [8][64]float32
 }
 
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
-	scratch := r67.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	scratch, gNetBlock2Linear1BPartial := r67.scratch, &r67.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j65] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j65][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j65][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j65][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j65][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j65]
-				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j65][0]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+2]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+3]
 				for i2 := range 64 {
-					acc47 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc48 := gNetBlock2Linear1BPartialRow[i2]
+					acc48 += net_layer_norm_1_centered_gradRow6[i2]
+					acc48 += net_layer_norm_1_centered_gradRow7[i2]
+					acc48 += net_layer_norm_1_centered_gradRow8[i2]
+					acc48 += net_layer_norm_1_centered_gradRow9[i2]
+					gNetBlock2Linear1BPartialRow[i2] = acc48
 				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j65][0] = acc47
 			}
 		}
 	}
@@ -29418,62 +28955,21 @@ func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
 // ocannlDecBF16BackwardPart58Records holds the free ocannlDecBF16BackwardPart58 records.
 var ocannlDecBF16BackwardPart58Records rt.Records[ocannlDecBF16BackwardPart58]
 
-// ocannlDecBF16BackwardPart59 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart59 struct {
-	scratch                   *ocannlDecBF16BackwardScratch
-	gNetBlock2Linear1BPartial [8][64]float32
-}
-
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r68 *ocannlDecBF16BackwardPart59) Part(j66 int) {
-	scratch, gNetBlock2Linear1BPartial := r68.scratch, &r68.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j66] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j66][0], &scratch.net_h2_grad[j66][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j66][0], &scratch.net_h2_grad[j66][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j66]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_h2_gradRow4 := &scratch.net_h2_grad[i0+j66][i1]
-				net_h2_gradRow5 := &scratch.net_h2_grad[i0+j66][i1+1]
-				net_h2_gradRow6 := &scratch.net_h2_grad[i0+j66][i1+2]
-				net_h2_gradRow7 := &scratch.net_h2_grad[i0+j66][i1+3]
-				for i2 := range 64 {
-					acc48 := gNetBlock2Linear1BPartialRow[i2]
-					acc48 += net_h2_gradRow4[i2]
-					acc48 += net_h2_gradRow5[i2]
-					acc48 += net_h2_gradRow6[i2]
-					acc48 += net_h2_gradRow7[i2]
-					gNetBlock2Linear1BPartialRow[i2] = acc48
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart59Records holds the free ocannlDecBF16BackwardPart59 records.
-var ocannlDecBF16BackwardPart59Records rt.Records[ocannlDecBF16BackwardPart59]
-
-// ocannlDecBF16BackwardPart60 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart59 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart60 struct {
+type ocannlDecBF16BackwardPart59 struct {
 	gNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 4).
-func (r69 *ocannlDecBF16BackwardPart60) Part(j68 int) {
-	gNetBlock2Linear1W, scratch := r69.gNetBlock2Linear1W, r69.scratch
+// Part runs part j67 of the nest (0 <= j67 < 4).
+func (r68 *ocannlDecBF16BackwardPart59) Part(j67 int) {
+	gNetBlock2Linear1W, scratch := r68.gNetBlock2Linear1W, r68.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.GemmOps(&gNetBlock2Linear1W[32*j68], bf16.Operand{
-		F: &scratch.net_h2_grad[0][0][0],
-		P: &scratch.net_h2_gradBF16,
-	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j68]}, bf16.Shape{
+	bf16.GemmOps(&gNetBlock2Linear1W[32*j67], bf16.Operand{
+		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
+		P: &scratch.net_layer_norm_1_centered_gradBF16,
+	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j67]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -29487,21 +28983,21 @@ func (r69 *ocannlDecBF16BackwardPart60) Part(j68 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart60Records holds the free ocannlDecBF16BackwardPart60 records.
-var ocannlDecBF16BackwardPart60Records rt.Records[ocannlDecBF16BackwardPart60]
+// ocannlDecBF16BackwardPart59Records holds the free ocannlDecBF16BackwardPart59 records.
+var ocannlDecBF16BackwardPart59Records rt.Records[ocannlDecBF16BackwardPart59]
 
-// ocannlDecBF16BackwardPart61 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart60 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart61 struct {
+type ocannlDecBF16BackwardPart60 struct {
 	pNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r70 *ocannlDecBF16BackwardPart61) Part(j69 int) {
-	pNetBlock2Linear1W, scratch := r70.pNetBlock2Linear1W, r70.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r69 *ocannlDecBF16BackwardPart60) Part(j68 int) {
+	pNetBlock2Linear1W, scratch := r69.pNetBlock2Linear1W, r69.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.GemmOps(&scratch.net_block_2_linear_1_x_grad[j69][0][0], bf16.Operand{F: &scratch.net_h2_grad[j69][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_grad[j68][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j68][0][0]}, bf16.Operand{
 		F: &pNetBlock2Linear1W[0],
 		P: &scratch.pNetBlock2Linear1WBF162,
 	}, bf16.Shape{
@@ -29518,73 +29014,73 @@ func (r70 *ocannlDecBF16BackwardPart61) Part(j69 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart61Records holds the free ocannlDecBF16BackwardPart61 records.
-var ocannlDecBF16BackwardPart61Records rt.Records[ocannlDecBF16BackwardPart61]
+// ocannlDecBF16BackwardPart60Records holds the free ocannlDecBF16BackwardPart60 records.
+var ocannlDecBF16BackwardPart60Records rt.Records[ocannlDecBF16BackwardPart60]
 
-// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart61 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart62 struct {
+type ocannlDecBF16BackwardPart61 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r73 *ocannlDecBF16BackwardPart62) Part(j70 int) {
-	scratch := r73.scratch
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r72 *ocannlDecBF16BackwardPart61) Part(j69 int) {
+	scratch := r72.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_block_2_linear_1_x_2_grad[j70][0][0], &scratch.net_block_2_linear_1_x_2[j70][0][0], &scratch.net_block_2_linear_1_x_grad[j70][0][0])
+		ocannlMap37AVX512(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x_2[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_block_2_linear_1_x_2_grad[j70][0][0], &scratch.net_block_2_linear_1_x_2[j70][0][0], &scratch.net_block_2_linear_1_x_grad[j70][0][0])
+		ocannlMap37AVX2(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x_2[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0+j70][i1]
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j70][i1]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1]
+				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0+j69][i1]
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j69][i1]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
 				for i2 := range 128 {
-					var r71 float32
+					var r70 float32
 					if 0 < net_block_2_linear_1_x_2Row3[i2] {
-						r71 = 1
+						r70 = 1
 					}
-					r72 := float32(0)
-					if r71 != 0 {
-						r72 = net_block_2_linear_1_x_gradRow2[i2]
+					r71 := float32(0)
+					if r70 != 0 {
+						r71 = net_block_2_linear_1_x_gradRow2[i2]
 					}
-					net_block_2_linear_1_x_2_gradRow[i2] += r72
+					net_block_2_linear_1_x_2_gradRow[i2] += r71
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart62Records holds the free ocannlDecBF16BackwardPart62 records.
-var ocannlDecBF16BackwardPart62Records rt.Records[ocannlDecBF16BackwardPart62]
+// ocannlDecBF16BackwardPart61Records holds the free ocannlDecBF16BackwardPart61 records.
+var ocannlDecBF16BackwardPart61Records rt.Records[ocannlDecBF16BackwardPart61]
 
-// ocannlDecBF16BackwardPart63 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart63 struct {
+type ocannlDecBF16BackwardPart62 struct {
 	scratch                  *ocannlDecBF16BackwardScratch
 	gNetBlock2Dense1BPartial [8][128]float32
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
-	scratch, gNetBlock2Dense1BPartial := r74.scratch, &r74.gNetBlock2Dense1BPartial
-	gNetBlock2Dense1BPartial[j71] = [128]float32{}
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r73 *ocannlDecBF16BackwardPart62) Part(j70 int) {
+	scratch, gNetBlock2Dense1BPartial := r73.scratch, &r73.gNetBlock2Dense1BPartial
+	gNetBlock2Dense1BPartial[j70] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j71]
+		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j70]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+3]
 				for i2 := range 128 {
 					acc51 := gNetBlock2Dense1BPartialRow[i2]
 					acc51 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -29598,26 +29094,57 @@ func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart63Records holds the free ocannlDecBF16BackwardPart63 records.
-var ocannlDecBF16BackwardPart63Records rt.Records[ocannlDecBF16BackwardPart63]
+// ocannlDecBF16BackwardPart62Records holds the free ocannlDecBF16BackwardPart62 records.
+var ocannlDecBF16BackwardPart62Records rt.Records[ocannlDecBF16BackwardPart62]
 
-// ocannlDecBF16BackwardPart64 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart63 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart64 struct {
+type ocannlDecBF16BackwardPart63 struct {
 	gNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
-	gNetBlock2Dense1W, scratch := r75.gNetBlock2Dense1W, r75.scratch
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r74 *ocannlDecBF16BackwardPart63) Part(j72 int) {
+	gNetBlock2Dense1W, scratch := r74.gNetBlock2Dense1W, r74.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2Dense1W[1024*j73], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j73]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2Dense1W[1024*j72], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j72]}, bf16.Operand{
 		F: &scratch.net_block_2_dense_1_x[0][0][0],
 		P: &scratch.net_block_2_dense_1_xBF162,
 	}, bf16.Shape{
 		AK:        128,
 		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart63Records holds the free ocannlDecBF16BackwardPart63 records.
+var ocannlDecBF16BackwardPart63Records rt.Records[ocannlDecBF16BackwardPart63]
+
+// ocannlDecBF16BackwardPart64 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart64 struct {
+	pNetBlock2Dense1W *[8192]float32
+	scratch           *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
+	pNetBlock2Dense1W, scratch := r75.pNetBlock2Dense1W, r75.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&scratch.net_block_2_dense_1_x_grad[j73][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[j73][0][0]}, bf16.Operand{
+		F: &pNetBlock2Dense1W[0],
+		P: &scratch.pNetBlock2Dense1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        128,
 		BK:        64,
 		BN:        1,
 		CM:        64,
@@ -29635,59 +29162,28 @@ var ocannlDecBF16BackwardPart64Records rt.Records[ocannlDecBF16BackwardPart64]
 // ocannlDecBF16BackwardPart65 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart65 struct {
-	pNetBlock2Dense1W *[8192]float32
-	scratch           *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
-	pNetBlock2Dense1W, scratch := r76.pNetBlock2Dense1W, r76.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&scratch.net_block_2_dense_1_x_grad[j74][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[j74][0][0]}, bf16.Operand{
-		F: &pNetBlock2Dense1W[0],
-		P: &scratch.pNetBlock2Dense1WBF16,
-	}, bf16.Shape{
-		AK:        1,
-		AM:        128,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart65Records holds the free ocannlDecBF16BackwardPart65 records.
-var ocannlDecBF16BackwardPart65Records rt.Records[ocannlDecBF16BackwardPart65]
-
-// ocannlDecBF16BackwardPart66 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart66 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r77.scratch, &r77.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j75] = [64]float32{}
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r76.scratch, &r76.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j74] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j75][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j75][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j75]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j74]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1]
-				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1+1]
-				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1+2]
-				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1+3]
+				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1]
+				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+1]
+				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+2]
+				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+3]
 				for i2 := range 64 {
 					acc54 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc54 += net_block_2_dense_1_x_gradRow2[i2]
@@ -29701,11 +29197,42 @@ func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart65Records holds the free ocannlDecBF16BackwardPart65 records.
+var ocannlDecBF16BackwardPart65Records rt.Records[ocannlDecBF16BackwardPart65]
+
+// ocannlDecBF16BackwardPart66 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart66 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r77 *ocannlDecBF16BackwardPart66) Part(j76 int) {
+	scratch := r77.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1]
+				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j76][i1][0]
+				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1]
+				for i2 := range 64 {
+					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart66Records holds the free ocannlDecBF16BackwardPart66 records.
 var ocannlDecBF16BackwardPart66Records rt.Records[ocannlDecBF16BackwardPart66]
 
 // ocannlDecBF16BackwardPart67 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart67 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29713,20 +29240,27 @@ type ocannlDecBF16BackwardPart67 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
 	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0], &scratch.net_block_2_dense_1_x_3[j77][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0], &scratch.net_block_2_dense_1_x_3[j77][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j77][i1]
-				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j77][i1][0]
-				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j77]
+				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j77]
+				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0]
+				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0]
 				for i2 := range 64 {
-					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0] = acc56
 			}
 		}
 	}
@@ -29736,72 +29270,34 @@ func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
 var ocannlDecBF16BackwardPart67Records rt.Records[ocannlDecBF16BackwardPart67]
 
 // ocannlDecBF16BackwardPart68 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart68 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
-	scratch := r79.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j78][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j78][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j78][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j78]
-				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j78]
-				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j78][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j78][0]
-				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j78][0]
-				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
-				}
-				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j78][0] = acc56
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart68Records holds the free ocannlDecBF16BackwardPart68 records.
-var ocannlDecBF16BackwardPart68Records rt.Records[ocannlDecBF16BackwardPart68]
-
-// ocannlDecBF16BackwardPart69 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart69 struct {
+type ocannlDecBF16BackwardPart68 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r80 *ocannlDecBF16BackwardPart69) Part(j79 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r80.scratch, &r80.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j79] = [64]float32{}
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r79.scratch, &r79.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j78] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j79][0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0], &scratch.net_block_2_layer_norm_2_centered[j79][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j79][0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0], &scratch.net_block_2_layer_norm_2_centered[j79][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j79]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j78]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j79][i1]
-				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j79][i1+1]
-				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j79][i1+2]
-				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j79][i1+3]
+				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1]
+				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+1]
+				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+2]
+				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+3]
 				for i2 := range 64 {
 					acc57 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc57 += net_block_2_dense_1_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
@@ -29815,33 +29311,54 @@ func (r80 *ocannlDecBF16BackwardPart69) Part(j79 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart68Records holds the free ocannlDecBF16BackwardPart68 records.
+var ocannlDecBF16BackwardPart68Records rt.Records[ocannlDecBF16BackwardPart68]
+
+// ocannlDecBF16BackwardPart69 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart69 struct {
+	pNetBlock2LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r80 *ocannlDecBF16BackwardPart69) Part(j80 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r80.pNetBlock2LayerNorm2Gamma, r80.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j80][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart69Records holds the free ocannlDecBF16BackwardPart69 records.
 var ocannlDecBF16BackwardPart69Records rt.Records[ocannlDecBF16BackwardPart69]
 
 // ocannlDecBF16BackwardPart70 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart70 struct {
-	pNetBlock2LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r81 *ocannlDecBF16BackwardPart70) Part(j81 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r81.pNetBlock2LayerNorm2Gamma, r81.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j81][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j81][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j81][i1]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j81][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r81.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j81]
+		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81]
+		for i1 := range 16 {
+			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -29858,11 +29375,20 @@ type ocannlDecBF16BackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBF16BackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j82]
-		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j82]
-		for i1 := range 16 {
-			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j82][i1][0]
+				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j82][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -29879,18 +29405,19 @@ type ocannlDecBF16BackwardPart72 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r83 *ocannlDecBF16BackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j83][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j83][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j83][i1][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
+				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j83][i1]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -29911,17 +29438,17 @@ func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j84][i1]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j84][i1]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j84][i1]
+				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j84][i1]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -29940,19 +29467,18 @@ type ocannlDecBF16BackwardPart74 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
 	scratch := r85.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered[j85][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j85][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered[j85][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j85][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j85][i1]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j85][i1]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j85][i1]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j85][i1]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j85][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -29963,7 +29489,7 @@ func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
 var ocannlDecBF16BackwardPart74Records rt.Records[ocannlDecBF16BackwardPart74]
 
 // ocannlDecBF16BackwardPart75 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart75 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29971,19 +29497,25 @@ type ocannlDecBF16BackwardPart75 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 	scratch := r86.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_x1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j86][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_x1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j86][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j86][i1]
-				net_block_2_x1_gradRow2 := &scratch.net_block_2_x1_grad[i0+j86][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j86]
+				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0]
 				for i2 := range 64 {
-					net_block_2_x1_gradRow2[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
+					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0] = acc59
 			}
 		}
 	}
@@ -29992,57 +29524,21 @@ func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 // ocannlDecBF16BackwardPart75Records holds the free ocannlDecBF16BackwardPart75 records.
 var ocannlDecBF16BackwardPart75Records rt.Records[ocannlDecBF16BackwardPart75]
 
-// ocannlDecBF16BackwardPart76 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart76 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
-	scratch := r87.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j87][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j87][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j87][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j87][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j87]
-				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j87][0]
-				for i2 := range 64 {
-					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j87][0] = acc59
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart76Records holds the free ocannlDecBF16BackwardPart76 records.
-var ocannlDecBF16BackwardPart76Records rt.Records[ocannlDecBF16BackwardPart76]
-
-// ocannlDecBF16BackwardPart77 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart76 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart77 struct {
+type ocannlDecBF16BackwardPart76 struct {
 	gNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 4).
-func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r88.gNetBlock2MaskedAttention1WO, r88.scratch
+// Part runs part j87 of the nest (0 <= j87 < 4).
+func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
+	gNetBlock2MaskedAttention1WO, scratch := r87.gNetBlock2MaskedAttention1WO, r87.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WO[16*j88], bf16.Operand{
-		F: &scratch.net_block_2_x1_grad[0][0][0],
-		P: &scratch.net_block_2_x1_gradBF16,
-	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j88][0]}, bf16.Shape{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WO[16*j87], bf16.Operand{
+		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
+		P: &scratch.net_layer_norm_1_centered_gradBF162,
+	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j87][0]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -30056,21 +29552,21 @@ func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart77Records holds the free ocannlDecBF16BackwardPart77 records.
-var ocannlDecBF16BackwardPart77Records rt.Records[ocannlDecBF16BackwardPart77]
+// ocannlDecBF16BackwardPart76Records holds the free ocannlDecBF16BackwardPart76 records.
+var ocannlDecBF16BackwardPart76Records rt.Records[ocannlDecBF16BackwardPart76]
 
-// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart77 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart78 struct {
+type ocannlDecBF16BackwardPart77 struct {
 	pNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r89.pNetBlock2MaskedAttention1WO, r89.scratch
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
+	pNetBlock2MaskedAttention1WO, scratch := r88.pNetBlock2MaskedAttention1WO, r88.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_ctx_grad[j89][0][0][0], bf16.Operand{F: &scratch.net_block_2_x1_grad[j89][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_ctx_grad[j88][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j88][0][0]}, bf16.Operand{
 		F: &pNetBlock2MaskedAttention1WO[0],
 		P: &scratch.pNetBlock2MaskedAttention1WOBF162,
 	}, bf16.Shape{
@@ -30085,6 +29581,37 @@ func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
 		N:         64,
 		Overwrite: true,
 	})
+}
+
+// ocannlDecBF16BackwardPart77Records holds the free ocannlDecBF16BackwardPart77 records.
+var ocannlDecBF16BackwardPart77Records rt.Records[ocannlDecBF16BackwardPart77]
+
+// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart78 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
+	scratch := r89.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
+	for i0 := range 1 {
+		for i2 := range 4 {
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j89][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        1,
+				BN:        64,
+				CM:        64,
+				CN:        1,
+				K:         16,
+				M:         16,
+				N:         16,
+				Overwrite: true,
+			})
+		}
+	}
 }
 
 // ocannlDecBF16BackwardPart78Records holds the free ocannlDecBF16BackwardPart78 records.
@@ -30102,11 +29629,11 @@ func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j90][0][i2][0], bf16.Shape{
-				AK:        1,
-				AM:        64,
-				BK:        1,
-				BN:        64,
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][0][i2][0], bf16.Shape{
+				AK:        64,
+				AM:        1,
+				BK:        64,
+				BN:        1,
 				CM:        64,
 				CN:        1,
 				K:         16,
@@ -30130,21 +29657,23 @@ type ocannlDecBF16BackwardPart80 struct {
 // Part runs part j91 of the nest (0 <= j91 < 8).
 func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 	scratch := r91.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
-	for i0 := range 1 {
-		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j91][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j91][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j91][0][i2][0], bf16.Shape{
-				AK:        64,
-				AM:        1,
-				BK:        64,
-				BN:        1,
-				CM:        64,
-				CN:        1,
-				K:         16,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j91][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j91][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j91][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+					}
+				}
+			}
 		}
 	}
 }
@@ -30153,7 +29682,7 @@ func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 var ocannlDecBF16BackwardPart80Records rt.Records[ocannlDecBF16BackwardPart80]
 
 // ocannlDecBF16BackwardPart81 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart81 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -30161,21 +29690,32 @@ type ocannlDecBF16BackwardPart81 struct {
 // Part runs part j92 of the nest (0 <= j92 < 8).
 func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 	scratch := r92.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j92][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j92][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j92][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j92][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j92][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j92][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j92][i1][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j92][i1][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j92][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j92][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j92][i2]
+					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0]
+					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0] = acc61
 				}
 			}
 		}
@@ -30194,17 +29734,17 @@ type ocannlDecBF16BackwardPart82 struct {
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
 	scratch := r93.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j93][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j93][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
 			}
 		}
 	} else {
@@ -30212,14 +29752,12 @@ func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j93][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j93][i2]
-					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j93][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j93][i2][0]
-					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j93][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j93][i2]
+					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
+						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j93][i2][0] = acc61
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0] = acc62
 				}
 			}
 		}
@@ -30235,20 +29773,20 @@ type ocannlDecBF16BackwardPart83 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r94 *ocannlDecBF16BackwardPart83) Part(j94 int) {
-	scratch := r94.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r96 *ocannlDecBF16BackwardPart83) Part(j97 int) {
+	scratch := r96.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j94][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j94][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -30256,12 +29794,21 @@ func (r94 *ocannlDecBF16BackwardPart83) Part(j94 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j94][i2]
-					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j94][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j97][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j97][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0]
 					for i3 := range 16 {
-						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						var r94 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r94 = 1
+						}
+						r95 := float32(16)
+						if r94 != 0 {
+							r95 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r95)
 					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j94][i2][0] = acc62
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0] = acc63
 				}
 			}
 		}
@@ -30272,49 +29819,29 @@ func (r94 *ocannlDecBF16BackwardPart83) Part(j94 int) {
 var ocannlDecBF16BackwardPart83Records rt.Records[ocannlDecBF16BackwardPart83]
 
 // ocannlDecBF16BackwardPart84 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart84 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j98 of the nest (0 <= j98 < 8).
-func (r97 *ocannlDecBF16BackwardPart84) Part(j98 int) {
-	scratch := r97.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j98][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j98][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j98][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j98][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j98][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j98][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j98][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j98][i2][0]
-					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j98][i2][0]
-					for i3 := range 16 {
-						var r95 float32
-						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r95 = 1
-						}
-						r96 := float32(16)
-						if r95 != 0 {
-							r96 = scratch.ordinals_2[i3]
-						}
-						acc63 = min(acc63, r96)
-					}
-					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j98][i2][0] = acc63
-				}
-			}
+func (r100 *ocannlDecBF16BackwardPart84) Part(j98 int) {
+	scratch := r100.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
+	for i0 := range 1 {
+		for i2 := range 4 {
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j98][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         16,
+				M:         16,
+				N:         16,
+				Overwrite: true,
+			})
 		}
 	}
 }
@@ -30334,9 +29861,9 @@ func (r101 *ocannlDecBF16BackwardPart85) Part(j99 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j99][0][i2][0], bf16.Shape{
-				AK:        1,
-				AM:        64,
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j99][0][i2][0], bf16.Shape{
+				AK:        64,
+				AM:        1,
 				BK:        64,
 				BN:        1,
 				CM:        64,
@@ -30353,49 +29880,18 @@ func (r101 *ocannlDecBF16BackwardPart85) Part(j99 int) {
 // ocannlDecBF16BackwardPart85Records holds the free ocannlDecBF16BackwardPart85 records.
 var ocannlDecBF16BackwardPart85Records rt.Records[ocannlDecBF16BackwardPart85]
 
-// ocannlDecBF16BackwardPart86 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart86 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
-	scratch := r102.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
-	for i0 := range 1 {
-		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j100][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j100][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j100][0][i2][0], bf16.Shape{
-				AK:        64,
-				AM:        1,
-				BK:        64,
-				BN:        1,
-				CM:        64,
-				CN:        1,
-				K:         16,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart86Records holds the free ocannlDecBF16BackwardPart86 records.
-var ocannlDecBF16BackwardPart86Records rt.Records[ocannlDecBF16BackwardPart86]
-
-// ocannlDecBF16BackwardPart87 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart86 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart87 struct {
+type ocannlDecBF16BackwardPart86 struct {
 	gNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 4).
-func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r103.gNetBlock2MaskedAttention1WV, r103.scratch
+// Part runs part j100 of the nest (0 <= j100 < 4).
+func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
+	gNetBlock2MaskedAttention1WV, scratch := r102.gNetBlock2MaskedAttention1WV, r102.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WV[1024*j101], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[0][0][j101][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WV[1024*j100], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[0][0][j100][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF16,
 	}, bf16.Shape{
@@ -30412,21 +29908,21 @@ func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart87Records holds the free ocannlDecBF16BackwardPart87 records.
-var ocannlDecBF16BackwardPart87Records rt.Records[ocannlDecBF16BackwardPart87]
+// ocannlDecBF16BackwardPart86Records holds the free ocannlDecBF16BackwardPart86 records.
+var ocannlDecBF16BackwardPart86Records rt.Records[ocannlDecBF16BackwardPart86]
 
-// ocannlDecBF16BackwardPart88 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart87 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart88 struct {
+type ocannlDecBF16BackwardPart87 struct {
 	pNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r104.pNetBlock2MaskedAttention1WV, r104.scratch
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r103.pNetBlock2MaskedAttention1WV, r103.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[j102][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j101][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[j101][0][0][0]}, bf16.Operand{
 		F: &pNetBlock2MaskedAttention1WV[0],
 		P: &scratch.pNetBlock2MaskedAttention1WVBF162,
 	}, bf16.Shape{
@@ -30443,21 +29939,21 @@ func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart88Records holds the free ocannlDecBF16BackwardPart88 records.
-var ocannlDecBF16BackwardPart88Records rt.Records[ocannlDecBF16BackwardPart88]
+// ocannlDecBF16BackwardPart87Records holds the free ocannlDecBF16BackwardPart87 records.
+var ocannlDecBF16BackwardPart87Records rt.Records[ocannlDecBF16BackwardPart87]
 
-// ocannlDecBF16BackwardPart89 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart88 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart89 struct {
+type ocannlDecBF16BackwardPart88 struct {
 	gNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 4).
-func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r105.gNetBlock2MaskedAttention1WK, r105.scratch
+// Part runs part j102 of the nest (0 <= j102 < 4).
+func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
+	gNetBlock2MaskedAttention1WK, scratch := r104.gNetBlock2MaskedAttention1WK, r104.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j103], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j103][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j102], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j102][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF162,
 	}, bf16.Shape{
@@ -30474,21 +29970,21 @@ func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart89Records holds the free ocannlDecBF16BackwardPart89 records.
-var ocannlDecBF16BackwardPart89Records rt.Records[ocannlDecBF16BackwardPart89]
+// ocannlDecBF16BackwardPart88Records holds the free ocannlDecBF16BackwardPart88 records.
+var ocannlDecBF16BackwardPart88Records rt.Records[ocannlDecBF16BackwardPart88]
 
-// ocannlDecBF16BackwardPart90 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart89 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart90 struct {
+type ocannlDecBF16BackwardPart89 struct {
 	pNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r106.pNetBlock2MaskedAttention1WK, r106.scratch
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
+	pNetBlock2MaskedAttention1WK, scratch := r105.pNetBlock2MaskedAttention1WK, r105.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j104][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[j104][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[j103][0][0][0]}, bf16.Operand{
 		F: &pNetBlock2MaskedAttention1WK[0],
 		P: &scratch.pNetBlock2MaskedAttention1WKBF162,
 	}, bf16.Shape{
@@ -30504,21 +30000,21 @@ func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart90Records holds the free ocannlDecBF16BackwardPart90 records.
-var ocannlDecBF16BackwardPart90Records rt.Records[ocannlDecBF16BackwardPart90]
+// ocannlDecBF16BackwardPart89Records holds the free ocannlDecBF16BackwardPart89 records.
+var ocannlDecBF16BackwardPart89Records rt.Records[ocannlDecBF16BackwardPart89]
 
-// ocannlDecBF16BackwardPart91 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart90 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart91 struct {
+type ocannlDecBF16BackwardPart90 struct {
 	gNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 4).
-func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r107.gNetBlock2MaskedAttention1WQ, r107.scratch
+// Part runs part j104 of the nest (0 <= j104 < 4).
+func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
+	gNetBlock2MaskedAttention1WQ, scratch := r106.gNetBlock2MaskedAttention1WQ, r106.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j105], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j105][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j104], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j104][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_2_masked_attention_1_xBF163,
 	}, bf16.Shape{
@@ -30535,21 +30031,21 @@ func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart91Records holds the free ocannlDecBF16BackwardPart91 records.
-var ocannlDecBF16BackwardPart91Records rt.Records[ocannlDecBF16BackwardPart91]
+// ocannlDecBF16BackwardPart90Records holds the free ocannlDecBF16BackwardPart90 records.
+var ocannlDecBF16BackwardPart90Records rt.Records[ocannlDecBF16BackwardPart90]
 
-// ocannlDecBF16BackwardPart92 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart91 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart92 struct {
+type ocannlDecBF16BackwardPart91 struct {
 	pNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r108.pNetBlock2MaskedAttention1WQ, r108.scratch
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
+	pNetBlock2MaskedAttention1WQ, scratch := r107.pNetBlock2MaskedAttention1WQ, r107.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j106][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[j106][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[j105][0][0][0]}, bf16.Operand{
 		F: &pNetBlock2MaskedAttention1WQ[0],
 		P: &scratch.pNetBlock2MaskedAttention1WQBF162,
 	}, bf16.Shape{
@@ -30565,34 +30061,34 @@ func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart92Records holds the free ocannlDecBF16BackwardPart92 records.
-var ocannlDecBF16BackwardPart92Records rt.Records[ocannlDecBF16BackwardPart92]
+// ocannlDecBF16BackwardPart91Records holds the free ocannlDecBF16BackwardPart91 records.
+var ocannlDecBF16BackwardPart91Records rt.Records[ocannlDecBF16BackwardPart91]
 
-// ocannlDecBF16BackwardPart93 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart92 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart93 struct {
+type ocannlDecBF16BackwardPart92 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r109 *ocannlDecBF16BackwardPart93) Part(j107 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r109.scratch, &r109.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j107] = [64]float32{}
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r108.scratch, &r108.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j106] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j107][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0])
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j107][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j107]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j106]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+3]
 				for i2 := range 64 {
 					acc68 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc68 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -30606,11 +30102,42 @@ func (r109 *ocannlDecBF16BackwardPart93) Part(j107 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart92Records holds the free ocannlDecBF16BackwardPart92 records.
+var ocannlDecBF16BackwardPart92Records rt.Records[ocannlDecBF16BackwardPart92]
+
+// ocannlDecBF16BackwardPart93 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart93 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r109 *ocannlDecBF16BackwardPart93) Part(j108 int) {
+	scratch := r109.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j108][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j108][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1]
+				for i2 := range 64 {
+					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart93Records holds the free ocannlDecBF16BackwardPart93 records.
 var ocannlDecBF16BackwardPart93Records rt.Records[ocannlDecBF16BackwardPart93]
 
 // ocannlDecBF16BackwardPart94 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart94 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -30618,20 +30145,27 @@ type ocannlDecBF16BackwardPart94 struct {
 // Part runs part j109 of the nest (0 <= j109 < 8).
 func (r110 *ocannlDecBF16BackwardPart94) Part(j109 int) {
 	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_x_3[j109][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_x_3[j109][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j109][i1]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j109][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j109]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j109]
+				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0]
+				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0]
 				for i2 := range 64 {
-					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
 				}
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0] = acc70
 			}
 		}
 	}
@@ -30641,72 +30175,34 @@ func (r110 *ocannlDecBF16BackwardPart94) Part(j109 int) {
 var ocannlDecBF16BackwardPart94Records rt.Records[ocannlDecBF16BackwardPart94]
 
 // ocannlDecBF16BackwardPart95 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart95 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r111 *ocannlDecBF16BackwardPart95) Part(j110 int) {
-	scratch := r111.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j110][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j110][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j110][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j110]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j110]
-				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j110][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j110][0]
-				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j110][0]
-				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
-				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j110][0] = acc70
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart95Records holds the free ocannlDecBF16BackwardPart95 records.
-var ocannlDecBF16BackwardPart95Records rt.Records[ocannlDecBF16BackwardPart95]
-
-// ocannlDecBF16BackwardPart96 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart96 struct {
+type ocannlDecBF16BackwardPart95 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r112 *ocannlDecBF16BackwardPart96) Part(j111 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r112.scratch, &r112.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j111] = [64]float32{}
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r111 *ocannlDecBF16BackwardPart95) Part(j110 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r111.scratch, &r111.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j110] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_centered[j111][0][0])
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_centered[j111][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j111]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j110]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j111][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j111][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j111][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j111][i1+3]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+3]
 				for i2 := range 64 {
 					acc71 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc71 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
@@ -30720,33 +30216,54 @@ func (r112 *ocannlDecBF16BackwardPart96) Part(j111 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart95Records holds the free ocannlDecBF16BackwardPart95 records.
+var ocannlDecBF16BackwardPart95Records rt.Records[ocannlDecBF16BackwardPart95]
+
+// ocannlDecBF16BackwardPart96 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart96 struct {
+	pNetBlock2LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r112 *ocannlDecBF16BackwardPart96) Part(j112 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r112.pNetBlock2LayerNorm1Gamma, r112.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j112][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j112][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart96Records holds the free ocannlDecBF16BackwardPart96 records.
 var ocannlDecBF16BackwardPart96Records rt.Records[ocannlDecBF16BackwardPart96]
 
 // ocannlDecBF16BackwardPart97 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart97 struct {
-	pNetBlock2LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r113 *ocannlDecBF16BackwardPart97) Part(j113 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r113.pNetBlock2LayerNorm1Gamma, r113.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j113][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r113.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j113]
+		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113]
+		for i1 := range 16 {
+			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -30763,11 +30280,20 @@ type ocannlDecBF16BackwardPart98 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r114 *ocannlDecBF16BackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j114]
-		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j114]
-		for i1 := range 16 {
-			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j114][i1][0]
+				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j114][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -30784,18 +30310,19 @@ type ocannlDecBF16BackwardPart99 struct {
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r115 *ocannlDecBF16BackwardPart99) Part(j115 int) {
 	scratch := r115.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j115][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j115][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j115][i1][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
+				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -30816,17 +30343,17 @@ func (r116 *ocannlDecBF16BackwardPart100) Part(j116 int) {
 	scratch := r116.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j116][i1]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j116][i1]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j116][i1]
+				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j116][i1]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -30845,19 +30372,18 @@ type ocannlDecBF16BackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
 	scratch := r117.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered[j117][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered[j117][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j117][i1]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j117][i1]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j117][i1]
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j117][i1]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j117][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -30868,7 +30394,7 @@ func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
 var ocannlDecBF16BackwardPart101Records rt.Records[ocannlDecBF16BackwardPart101]
 
 // ocannlDecBF16BackwardPart102 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart102 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -30876,19 +30402,25 @@ type ocannlDecBF16BackwardPart102 struct {
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r118 *ocannlDecBF16BackwardPart102) Part(j118 int) {
 	scratch := r118.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_h1_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j118][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_h1_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j118][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j118][i1]
-				net_h1_gradRow2 := &scratch.net_h1_grad[i0+j118][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j118]
+				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0]
 				for i2 := range 64 {
-					net_h1_gradRow2[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0] = acc73
 			}
 		}
 	}
@@ -30898,33 +30430,38 @@ func (r118 *ocannlDecBF16BackwardPart102) Part(j118 int) {
 var ocannlDecBF16BackwardPart102Records rt.Records[ocannlDecBF16BackwardPart102]
 
 // ocannlDecBF16BackwardPart103 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart103 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	scratch                   *ocannlDecBF16BackwardScratch
+	gNetBlock1Linear1BPartial [8][64]float32
 }
 
 // Part runs part j119 of the nest (0 <= j119 < 8).
 func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
-	scratch := r119.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	scratch, gNetBlock1Linear1BPartial := r119.scratch, &r119.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j119] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j119][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j119][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j119][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j119][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j119]
-				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j119][0]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j119]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+1]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+2]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+3]
 				for i2 := range 64 {
-					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+					acc74 := gNetBlock1Linear1BPartialRow[i2]
+					acc74 += net_layer_norm_1_centered_gradRow14[i2]
+					acc74 += net_layer_norm_1_centered_gradRow15[i2]
+					acc74 += net_layer_norm_1_centered_gradRow16[i2]
+					acc74 += net_layer_norm_1_centered_gradRow17[i2]
+					gNetBlock1Linear1BPartialRow[i2] = acc74
 				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j119][0] = acc73
 			}
 		}
 	}
@@ -30933,62 +30470,21 @@ func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 // ocannlDecBF16BackwardPart103Records holds the free ocannlDecBF16BackwardPart103 records.
 var ocannlDecBF16BackwardPart103Records rt.Records[ocannlDecBF16BackwardPart103]
 
-// ocannlDecBF16BackwardPart104 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart104 struct {
-	scratch                   *ocannlDecBF16BackwardScratch
-	gNetBlock1Linear1BPartial [8][64]float32
-}
-
-// Part runs part j120 of the nest (0 <= j120 < 8).
-func (r120 *ocannlDecBF16BackwardPart104) Part(j120 int) {
-	scratch, gNetBlock1Linear1BPartial := r120.scratch, &r120.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j120] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j120][0], &scratch.net_h1_grad[j120][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j120][0], &scratch.net_h1_grad[j120][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j120]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_h1_gradRow5 := &scratch.net_h1_grad[i0+j120][i1]
-				net_h1_gradRow6 := &scratch.net_h1_grad[i0+j120][i1+1]
-				net_h1_gradRow7 := &scratch.net_h1_grad[i0+j120][i1+2]
-				net_h1_gradRow8 := &scratch.net_h1_grad[i0+j120][i1+3]
-				for i2 := range 64 {
-					acc74 := gNetBlock1Linear1BPartialRow[i2]
-					acc74 += net_h1_gradRow5[i2]
-					acc74 += net_h1_gradRow6[i2]
-					acc74 += net_h1_gradRow7[i2]
-					acc74 += net_h1_gradRow8[i2]
-					gNetBlock1Linear1BPartialRow[i2] = acc74
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart104Records holds the free ocannlDecBF16BackwardPart104 records.
-var ocannlDecBF16BackwardPart104Records rt.Records[ocannlDecBF16BackwardPart104]
-
-// ocannlDecBF16BackwardPart105 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart104 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart105 struct {
+type ocannlDecBF16BackwardPart104 struct {
 	gNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 4).
-func (r121 *ocannlDecBF16BackwardPart105) Part(j122 int) {
-	gNetBlock1Linear1W, scratch := r121.gNetBlock1Linear1W, r121.scratch
+// Part runs part j121 of the nest (0 <= j121 < 4).
+func (r120 *ocannlDecBF16BackwardPart104) Part(j121 int) {
+	gNetBlock1Linear1W, scratch := r120.gNetBlock1Linear1W, r120.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.GemmOps(&gNetBlock1Linear1W[32*j122], bf16.Operand{
-		F: &scratch.net_h1_grad[0][0][0],
-		P: &scratch.net_h1_gradBF16,
-	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j122]}, bf16.Shape{
+	bf16.GemmOps(&gNetBlock1Linear1W[32*j121], bf16.Operand{
+		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
+		P: &scratch.net_layer_norm_1_centered_gradBF163,
+	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j121]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -31002,21 +30498,21 @@ func (r121 *ocannlDecBF16BackwardPart105) Part(j122 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart105Records holds the free ocannlDecBF16BackwardPart105 records.
-var ocannlDecBF16BackwardPart105Records rt.Records[ocannlDecBF16BackwardPart105]
+// ocannlDecBF16BackwardPart104Records holds the free ocannlDecBF16BackwardPart104 records.
+var ocannlDecBF16BackwardPart104Records rt.Records[ocannlDecBF16BackwardPart104]
 
-// ocannlDecBF16BackwardPart106 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart105 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart106 struct {
+type ocannlDecBF16BackwardPart105 struct {
 	pNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r122 *ocannlDecBF16BackwardPart106) Part(j123 int) {
-	pNetBlock1Linear1W, scratch := r122.pNetBlock1Linear1W, r122.scratch
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r121 *ocannlDecBF16BackwardPart105) Part(j122 int) {
+	pNetBlock1Linear1W, scratch := r121.pNetBlock1Linear1W, r121.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.GemmOps(&scratch.net_block_1_linear_1_x_grad[j123][0][0], bf16.Operand{F: &scratch.net_h1_grad[j123][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_grad[j122][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j122][0][0]}, bf16.Operand{
 		F: &pNetBlock1Linear1W[0],
 		P: &scratch.pNetBlock1Linear1WBF162,
 	}, bf16.Shape{
@@ -31033,73 +30529,73 @@ func (r122 *ocannlDecBF16BackwardPart106) Part(j123 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
-var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
+// ocannlDecBF16BackwardPart105Records holds the free ocannlDecBF16BackwardPart105 records.
+var ocannlDecBF16BackwardPart105Records rt.Records[ocannlDecBF16BackwardPart105]
 
-// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart106 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart107 struct {
+type ocannlDecBF16BackwardPart106 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r125 *ocannlDecBF16BackwardPart107) Part(j124 int) {
-	scratch := r125.scratch
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r124 *ocannlDecBF16BackwardPart106) Part(j123 int) {
+	scratch := r124.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_block_1_linear_1_x_2_grad[j124][0][0], &scratch.net_block_1_linear_1_x_2[j124][0][0], &scratch.net_block_1_linear_1_x_grad[j124][0][0])
+		ocannlMap37AVX512(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x_2[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_block_1_linear_1_x_2_grad[j124][0][0], &scratch.net_block_1_linear_1_x_2[j124][0][0], &scratch.net_block_1_linear_1_x_grad[j124][0][0])
+		ocannlMap37AVX2(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x_2[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0+j124][i1]
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j124][i1]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1]
+				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0+j123][i1]
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j123][i1]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1]
 				for i2 := range 128 {
-					var r123 float32
+					var r122 float32
 					if 0 < net_block_1_linear_1_x_2Row3[i2] {
-						r123 = 1
+						r122 = 1
 					}
-					r124 := float32(0)
-					if r123 != 0 {
-						r124 = net_block_1_linear_1_x_gradRow2[i2]
+					r123 := float32(0)
+					if r122 != 0 {
+						r123 = net_block_1_linear_1_x_gradRow2[i2]
 					}
-					net_block_1_linear_1_x_2_gradRow[i2] += r124
+					net_block_1_linear_1_x_2_gradRow[i2] += r123
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
-var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
+// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
+var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
 
-// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart108 struct {
+type ocannlDecBF16BackwardPart107 struct {
 	scratch                  *ocannlDecBF16BackwardScratch
 	gNetBlock1Dense1BPartial [8][128]float32
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r126 *ocannlDecBF16BackwardPart108) Part(j125 int) {
-	scratch, gNetBlock1Dense1BPartial := r126.scratch, &r126.gNetBlock1Dense1BPartial
-	gNetBlock1Dense1BPartial[j125] = [128]float32{}
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r125 *ocannlDecBF16BackwardPart107) Part(j124 int) {
+	scratch, gNetBlock1Dense1BPartial := r125.scratch, &r125.gNetBlock1Dense1BPartial
+	gNetBlock1Dense1BPartial[j124] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j125][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0])
+		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j125][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j125]
+		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j124]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1+3]
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+3]
 				for i2 := range 128 {
 					acc77 := gNetBlock1Dense1BPartialRow[i2]
 					acc77 += net_block_1_linear_1_x_2_gradRow2[i2]
@@ -31113,26 +30609,57 @@ func (r126 *ocannlDecBF16BackwardPart108) Part(j125 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
-var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
+// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
+var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
 
-// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart109 struct {
+type ocannlDecBF16BackwardPart108 struct {
 	gNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r127 *ocannlDecBF16BackwardPart109) Part(j127 int) {
-	gNetBlock1Dense1W, scratch := r127.gNetBlock1Dense1W, r127.scratch
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r126 *ocannlDecBF16BackwardPart108) Part(j126 int) {
+	gNetBlock1Dense1W, scratch := r126.gNetBlock1Dense1W, r126.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1Dense1W[1024*j127], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j127]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1Dense1W[1024*j126], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j126]}, bf16.Operand{
 		F: &scratch.net_block_1_dense_1_x[0][0][0],
 		P: &scratch.net_block_1_dense_1_xBF162,
 	}, bf16.Shape{
 		AK:        128,
 		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
+var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
+
+// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart109 struct {
+	pNetBlock1Dense1W *[8192]float32
+	scratch           *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r127 *ocannlDecBF16BackwardPart109) Part(j127 int) {
+	pNetBlock1Dense1W, scratch := r127.pNetBlock1Dense1W, r127.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&scratch.net_block_1_dense_1_x_grad[j127][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[j127][0][0]}, bf16.Operand{
+		F: &pNetBlock1Dense1W[0],
+		P: &scratch.pNetBlock1Dense1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        128,
 		BK:        64,
 		BN:        1,
 		CM:        64,
@@ -31150,59 +30677,28 @@ var ocannlDecBF16BackwardPart109Records rt.Records[ocannlDecBF16BackwardPart109]
 // ocannlDecBF16BackwardPart110 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart110 struct {
-	pNetBlock1Dense1W *[8192]float32
-	scratch           *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
-	pNetBlock1Dense1W, scratch := r128.pNetBlock1Dense1W, r128.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&scratch.net_block_1_dense_1_x_grad[j128][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[j128][0][0]}, bf16.Operand{
-		F: &pNetBlock1Dense1W[0],
-		P: &scratch.pNetBlock1Dense1WBF16,
-	}, bf16.Shape{
-		AK:        1,
-		AM:        128,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
-var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
-
-// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart111 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r129 *ocannlDecBF16BackwardPart111) Part(j129 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r129.scratch, &r129.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j129] = [64]float32{}
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r128.scratch, &r128.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j128] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j129][0], &scratch.net_block_1_dense_1_x_grad[j129][0][0])
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j129][0], &scratch.net_block_1_dense_1_x_grad[j129][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j129]
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j128]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j129][i1]
-				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j129][i1+1]
-				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j129][i1+2]
-				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j129][i1+3]
+				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1]
+				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+1]
+				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+2]
+				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+3]
 				for i2 := range 64 {
 					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
 					acc80 += net_block_1_dense_1_x_gradRow2[i2]
@@ -31216,11 +30712,42 @@ func (r129 *ocannlDecBF16BackwardPart111) Part(j129 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
+var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
+
+// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart111 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r129 *ocannlDecBF16BackwardPart111) Part(j130 int) {
+	scratch := r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j130][i1]
+				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j130][i1][0]
+				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1]
+				for i2 := range 64 {
+					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart111Records holds the free ocannlDecBF16BackwardPart111 records.
 var ocannlDecBF16BackwardPart111Records rt.Records[ocannlDecBF16BackwardPart111]
 
 // ocannlDecBF16BackwardPart112 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart112 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -31228,20 +30755,27 @@ type ocannlDecBF16BackwardPart112 struct {
 // Part runs part j131 of the nest (0 <= j131 < 8).
 func (r130 *ocannlDecBF16BackwardPart112) Part(j131 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_1_grad[j131][0][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0], &scratch.net_block_1_dense_1_x_3[j131][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_1_grad[j131][0][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0], &scratch.net_block_1_dense_1_x_3[j131][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j131][i1]
-				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j131][i1][0]
-				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j131]
+				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j131]
+				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0]
+				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0]
 				for i2 := range 64 {
-					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
 				}
+				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0] = acc82
 			}
 		}
 	}
@@ -31251,72 +30785,34 @@ func (r130 *ocannlDecBF16BackwardPart112) Part(j131 int) {
 var ocannlDecBF16BackwardPart112Records rt.Records[ocannlDecBF16BackwardPart112]
 
 // ocannlDecBF16BackwardPart113 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart113 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r131 *ocannlDecBF16BackwardPart113) Part(j132 int) {
-	scratch := r131.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j132][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j132][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j132][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j132]
-				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j132]
-				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j132][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j132][0]
-				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j132][0]
-				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
-				}
-				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j132][0] = acc82
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart113Records holds the free ocannlDecBF16BackwardPart113 records.
-var ocannlDecBF16BackwardPart113Records rt.Records[ocannlDecBF16BackwardPart113]
-
-// ocannlDecBF16BackwardPart114 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart114 struct {
+type ocannlDecBF16BackwardPart113 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r132 *ocannlDecBF16BackwardPart114) Part(j133 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r132.scratch, &r132.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j133] = [64]float32{}
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r131 *ocannlDecBF16BackwardPart113) Part(j132 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r131.scratch, &r131.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j132] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j133][0], &scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered[j133][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j133][0], &scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered[j133][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j133]
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j132]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j133][i1]
-				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j133][i1+1]
-				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j133][i1+2]
-				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j133][i1+3]
+				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1]
+				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+1]
+				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+2]
+				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+3]
 				for i2 := range 64 {
 					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
 					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
@@ -31330,33 +30826,54 @@ func (r132 *ocannlDecBF16BackwardPart114) Part(j133 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart113Records holds the free ocannlDecBF16BackwardPart113 records.
+var ocannlDecBF16BackwardPart113Records rt.Records[ocannlDecBF16BackwardPart113]
+
+// ocannlDecBF16BackwardPart114 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart114 struct {
+	pNetBlock1LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r132 *ocannlDecBF16BackwardPart114) Part(j134 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r132.pNetBlock1LayerNorm2Gamma, r132.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j134][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j134][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart114Records holds the free ocannlDecBF16BackwardPart114 records.
 var ocannlDecBF16BackwardPart114Records rt.Records[ocannlDecBF16BackwardPart114]
 
 // ocannlDecBF16BackwardPart115 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart115 struct {
-	pNetBlock1LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r133 *ocannlDecBF16BackwardPart115) Part(j135 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r133.pNetBlock1LayerNorm2Gamma, r133.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j135][i1]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j135][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r133.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j135]
+		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j135]
+		for i1 := range 16 {
+			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -31373,11 +30890,20 @@ type ocannlDecBF16BackwardPart116 struct {
 // Part runs part j136 of the nest (0 <= j136 < 8).
 func (r134 *ocannlDecBF16BackwardPart116) Part(j136 int) {
 	scratch := r134.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j136]
-		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j136]
-		for i1 := range 16 {
-			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j136][i1][0]
+				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j136][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -31394,18 +30920,19 @@ type ocannlDecBF16BackwardPart117 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlDecBF16BackwardPart117) Part(j137 int) {
 	scratch := r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j137][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j137][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j137][i1][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j137][i1]
+				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j137][i1]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j137][i1]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -31426,17 +30953,17 @@ func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
 	scratch := r136.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j138][i1]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j138][i1]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j138][i1]
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j138][i1]
+				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j138][i1]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j138][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -31455,19 +30982,18 @@ type ocannlDecBF16BackwardPart119 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
 	scratch := r137.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j139][i1]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j139][i1]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j139][i1]
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j139][i1]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j139][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow18[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -31478,7 +31004,7 @@ func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
 var ocannlDecBF16BackwardPart119Records rt.Records[ocannlDecBF16BackwardPart119]
 
 // ocannlDecBF16BackwardPart120 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart120 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -31486,19 +31012,25 @@ type ocannlDecBF16BackwardPart120 struct {
 // Part runs part j140 of the nest (0 <= j140 < 8).
 func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
 	scratch := r138.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_x1_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j140][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_x1_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j140][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j140][i1]
-				net_block_1_x1_gradRow2 := &scratch.net_block_1_x1_grad[i0+j140][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j140]
+				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j140][0]
 				for i2 := range 64 {
-					net_block_1_x1_gradRow2[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
+					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j140][0] = acc85
 			}
 		}
 	}
@@ -31507,57 +31039,21 @@ func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
 // ocannlDecBF16BackwardPart120Records holds the free ocannlDecBF16BackwardPart120 records.
 var ocannlDecBF16BackwardPart120Records rt.Records[ocannlDecBF16BackwardPart120]
 
-// ocannlDecBF16BackwardPart121 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart121 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j141 of the nest (0 <= j141 < 8).
-func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
-	scratch := r139.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j141][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j141][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j141][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j141][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j141]
-				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j141][0]
-				for i2 := range 64 {
-					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j141][0] = acc85
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart121Records holds the free ocannlDecBF16BackwardPart121 records.
-var ocannlDecBF16BackwardPart121Records rt.Records[ocannlDecBF16BackwardPart121]
-
-// ocannlDecBF16BackwardPart122 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart121 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart122 struct {
+type ocannlDecBF16BackwardPart121 struct {
 	gNetBlock1MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 4).
-func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r140.gNetBlock1MaskedAttention1WO, r140.scratch
+// Part runs part j141 of the nest (0 <= j141 < 4).
+func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
+	gNetBlock1MaskedAttention1WO, scratch := r139.gNetBlock1MaskedAttention1WO, r139.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WO[16*j142], bf16.Operand{
-		F: &scratch.net_block_1_x1_grad[0][0][0],
-		P: &scratch.net_block_1_x1_gradBF16,
-	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j142][0]}, bf16.Shape{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WO[16*j141], bf16.Operand{
+		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
+		P: &scratch.net_layer_norm_1_centered_gradBF164,
+	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j141][0]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -31571,21 +31067,21 @@ func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart122Records holds the free ocannlDecBF16BackwardPart122 records.
-var ocannlDecBF16BackwardPart122Records rt.Records[ocannlDecBF16BackwardPart122]
+// ocannlDecBF16BackwardPart121Records holds the free ocannlDecBF16BackwardPart121 records.
+var ocannlDecBF16BackwardPart121Records rt.Records[ocannlDecBF16BackwardPart121]
 
-// ocannlDecBF16BackwardPart123 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart122 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart123 struct {
+type ocannlDecBF16BackwardPart122 struct {
 	pNetBlock1MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 8).
-func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r141.pNetBlock1MaskedAttention1WO, r141.scratch
+// Part runs part j142 of the nest (0 <= j142 < 8).
+func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
+	pNetBlock1MaskedAttention1WO, scratch := r140.pNetBlock1MaskedAttention1WO, r140.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_ctx_grad[j143][0][0][0], bf16.Operand{F: &scratch.net_block_1_x1_grad[j143][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_ctx_grad[j142][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j142][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WO[0],
 		P: &scratch.pNetBlock1MaskedAttention1WOBF162,
 	}, bf16.Shape{
@@ -31600,6 +31096,37 @@ func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 		N:         64,
 		Overwrite: true,
 	})
+}
+
+// ocannlDecBF16BackwardPart122Records holds the free ocannlDecBF16BackwardPart122 records.
+var ocannlDecBF16BackwardPart122Records rt.Records[ocannlDecBF16BackwardPart122]
+
+// ocannlDecBF16BackwardPart123 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart123 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
+	scratch := r141.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
+	for i0 := range 1 {
+		for i2 := range 4 {
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j143][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        1,
+				BN:        64,
+				CM:        64,
+				CN:        1,
+				K:         16,
+				M:         16,
+				N:         16,
+				Overwrite: true,
+			})
+		}
+	}
 }
 
 // ocannlDecBF16BackwardPart123Records holds the free ocannlDecBF16BackwardPart123 records.
@@ -31617,11 +31144,11 @@ func (r142 *ocannlDecBF16BackwardPart124) Part(j144 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j144][0][i2][0], bf16.Shape{
-				AK:        1,
-				AM:        64,
-				BK:        1,
-				BN:        64,
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j144][0][i2][0], bf16.Shape{
+				AK:        64,
+				AM:        1,
+				BK:        64,
+				BN:        1,
 				CM:        64,
 				CN:        1,
 				K:         16,
@@ -31645,21 +31172,23 @@ type ocannlDecBF16BackwardPart125 struct {
 // Part runs part j145 of the nest (0 <= j145 < 8).
 func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
 	scratch := r143.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
-	for i0 := range 1 {
-		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j145][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j145][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j145][0][i2][0], bf16.Shape{
-				AK:        64,
-				AM:        1,
-				BK:        64,
-				BN:        1,
-				CM:        64,
-				CN:        1,
-				K:         16,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j145][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j145][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j145][i1][i2]
+					for i3 := range 16 {
+						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+					}
+				}
+			}
 		}
 	}
 }
@@ -31668,7 +31197,7 @@ func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
 var ocannlDecBF16BackwardPart125Records rt.Records[ocannlDecBF16BackwardPart125]
 
 // ocannlDecBF16BackwardPart126 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart126 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -31676,21 +31205,32 @@ type ocannlDecBF16BackwardPart126 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 	scratch := r144.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j146][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j146][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j146][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j146][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j146][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j146][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j146][i1][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j146][i1][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j146][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j146][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j146][i2]
+					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0]
+					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
 					}
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0] = acc87
 				}
 			}
 		}
@@ -31709,17 +31249,17 @@ type ocannlDecBF16BackwardPart127 struct {
 // Part runs part j147 of the nest (0 <= j147 < 8).
 func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	scratch := r145.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j147][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j147][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
 			}
 		}
 	} else {
@@ -31727,14 +31267,12 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j147][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j147][i2]
-					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j147][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j147][i2][0]
-					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j147][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j147][i2]
+					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j147][i2][0]
 					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j147][i2][0] = acc87
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j147][i2][0] = acc88
 				}
 			}
 		}
@@ -31750,20 +31288,20 @@ type ocannlDecBF16BackwardPart128 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j148 of the nest (0 <= j148 < 8).
-func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
-	scratch := r146.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j151 of the nest (0 <= j151 < 8).
+func (r148 *ocannlDecBF16BackwardPart128) Part(j151 int) {
+	scratch := r148.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j148][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j148][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j148][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j148][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -31771,12 +31309,21 @@ func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j148][i2]
-					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j148][i2][0]
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j151][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j151][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j151][i2][0]
 					for i3 := range 16 {
-						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						var r146 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r146 = 1
+						}
+						r147 := float32(16)
+						if r146 != 0 {
+							r147 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r147)
 					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j148][i2][0] = acc88
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j151][i2][0] = acc89
 				}
 			}
 		}
@@ -31787,49 +31334,29 @@ func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
 var ocannlDecBF16BackwardPart128Records rt.Records[ocannlDecBF16BackwardPart128]
 
 // ocannlDecBF16BackwardPart129 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart129 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j152 of the nest (0 <= j152 < 8).
-func (r149 *ocannlDecBF16BackwardPart129) Part(j152 int) {
-	scratch := r149.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j152][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j152][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j152][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j152][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j152][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j152][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j152][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j152][i2][0]
-					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j152][i2][0]
-					for i3 := range 16 {
-						var r147 float32
-						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r147 = 1
-						}
-						r148 := float32(16)
-						if r147 != 0 {
-							r148 = scratch.ordinals_2[i3]
-						}
-						acc89 = min(acc89, r148)
-					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j152][i2][0] = acc89
-				}
-			}
+func (r152 *ocannlDecBF16BackwardPart129) Part(j152 int) {
+	scratch := r152.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
+	for i0 := range 1 {
+		for i2 := range 4 {
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j152][0][i2][0], bf16.Shape{
+				AK:        1,
+				AM:        64,
+				BK:        64,
+				BN:        1,
+				CM:        64,
+				CN:        1,
+				K:         16,
+				M:         16,
+				N:         16,
+				Overwrite: true,
+			})
 		}
 	}
 }
@@ -31849,9 +31376,9 @@ func (r153 *ocannlDecBF16BackwardPart130) Part(j153 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j153][0][i2][0], bf16.Shape{
-				AK:        1,
-				AM:        64,
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j153][0][i2][0], bf16.Shape{
+				AK:        64,
+				AM:        1,
 				BK:        64,
 				BN:        1,
 				CM:        64,
@@ -31868,49 +31395,18 @@ func (r153 *ocannlDecBF16BackwardPart130) Part(j153 int) {
 // ocannlDecBF16BackwardPart130Records holds the free ocannlDecBF16BackwardPart130 records.
 var ocannlDecBF16BackwardPart130Records rt.Records[ocannlDecBF16BackwardPart130]
 
-// ocannlDecBF16BackwardPart131 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart131 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j154 of the nest (0 <= j154 < 8).
-func (r154 *ocannlDecBF16BackwardPart131) Part(j154 int) {
-	scratch := r154.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
-	for i0 := range 1 {
-		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j154][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j154][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j154][0][i2][0], bf16.Shape{
-				AK:        64,
-				AM:        1,
-				BK:        64,
-				BN:        1,
-				CM:        64,
-				CN:        1,
-				K:         16,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart131Records holds the free ocannlDecBF16BackwardPart131 records.
-var ocannlDecBF16BackwardPart131Records rt.Records[ocannlDecBF16BackwardPart131]
-
-// ocannlDecBF16BackwardPart132 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart131 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart132 struct {
+type ocannlDecBF16BackwardPart131 struct {
 	gNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j155 of the nest (0 <= j155 < 4).
-func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r155.gNetBlock1MaskedAttention1WV, r155.scratch
+// Part runs part j154 of the nest (0 <= j154 < 4).
+func (r154 *ocannlDecBF16BackwardPart131) Part(j154 int) {
+	gNetBlock1MaskedAttention1WV, scratch := r154.gNetBlock1MaskedAttention1WV, r154.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WV[1024*j155], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[0][0][j155][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WV[1024*j154], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[0][0][j154][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF16,
 	}, bf16.Shape{
@@ -31927,21 +31423,21 @@ func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
-var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
+// ocannlDecBF16BackwardPart131Records holds the free ocannlDecBF16BackwardPart131 records.
+var ocannlDecBF16BackwardPart131Records rt.Records[ocannlDecBF16BackwardPart131]
 
-// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart132 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart133 struct {
+type ocannlDecBF16BackwardPart132 struct {
 	pNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j156 of the nest (0 <= j156 < 8).
-func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r156.pNetBlock1MaskedAttention1WV, r156.scratch
+// Part runs part j155 of the nest (0 <= j155 < 8).
+func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r155.pNetBlock1MaskedAttention1WV, r155.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j156][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[j156][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[j155][0][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WV[0],
 		P: &scratch.pNetBlock1MaskedAttention1WVBF162,
 	}, bf16.Shape{
@@ -31958,21 +31454,21 @@ func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
-var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
+// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
+var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
 
-// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart134 struct {
+type ocannlDecBF16BackwardPart133 struct {
 	gNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j157 of the nest (0 <= j157 < 4).
-func (r157 *ocannlDecBF16BackwardPart134) Part(j157 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r157.gNetBlock1MaskedAttention1WK, r157.scratch
+// Part runs part j156 of the nest (0 <= j156 < 4).
+func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r156.gNetBlock1MaskedAttention1WK, r156.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j157], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j157][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j156], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j156][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF162,
 	}, bf16.Shape{
@@ -31989,21 +31485,21 @@ func (r157 *ocannlDecBF16BackwardPart134) Part(j157 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
-var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
+// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
+var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
 
-// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart135 struct {
+type ocannlDecBF16BackwardPart134 struct {
 	pNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r158 *ocannlDecBF16BackwardPart135) Part(j158 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r158.pNetBlock1MaskedAttention1WK, r158.scratch
+// Part runs part j157 of the nest (0 <= j157 < 8).
+func (r157 *ocannlDecBF16BackwardPart134) Part(j157 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r157.pNetBlock1MaskedAttention1WK, r157.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[j158][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[j157][0][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WK[0],
 		P: &scratch.pNetBlock1MaskedAttention1WKBF162,
 	}, bf16.Shape{
@@ -32019,21 +31515,21 @@ func (r158 *ocannlDecBF16BackwardPart135) Part(j158 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
-var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
+// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
+var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
 
-// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart136 struct {
+type ocannlDecBF16BackwardPart135 struct {
 	gNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j159 of the nest (0 <= j159 < 4).
-func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r159.gNetBlock1MaskedAttention1WQ, r159.scratch
+// Part runs part j158 of the nest (0 <= j158 < 4).
+func (r158 *ocannlDecBF16BackwardPart135) Part(j158 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r158.gNetBlock1MaskedAttention1WQ, r158.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j159], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j159][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j158], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j158][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
 		P: &scratch.net_block_1_masked_attention_1_xBF163,
 	}, bf16.Shape{
@@ -32050,21 +31546,21 @@ func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
-var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
+// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
+var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
 
-// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart137 struct {
+type ocannlDecBF16BackwardPart136 struct {
 	pNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 8).
-func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r160.pNetBlock1MaskedAttention1WQ, r160.scratch
+// Part runs part j159 of the nest (0 <= j159 < 8).
+func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r159.pNetBlock1MaskedAttention1WQ, r159.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[j160][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j159][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[j159][0][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WQ[0],
 		P: &scratch.pNetBlock1MaskedAttention1WQBF162,
 	}, bf16.Shape{
@@ -32080,34 +31576,34 @@ func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart137Records holds the free ocannlDecBF16BackwardPart137 records.
-var ocannlDecBF16BackwardPart137Records rt.Records[ocannlDecBF16BackwardPart137]
+// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
+var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
 
-// ocannlDecBF16BackwardPart138 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart138 struct {
+type ocannlDecBF16BackwardPart137 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j161 of the nest (0 <= j161 < 8).
-func (r161 *ocannlDecBF16BackwardPart138) Part(j161 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r161.scratch, &r161.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j161] = [64]float32{}
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r160.scratch, &r160.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j160] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j161][0], &scratch.net_block_1_masked_attention_1_x_grad[j161][0][0])
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j161][0], &scratch.net_block_1_masked_attention_1_x_grad[j161][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j161]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j160]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j161][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j161][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j161][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j161][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+3]
 				for i2 := range 64 {
 					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -32121,11 +31617,42 @@ func (r161 *ocannlDecBF16BackwardPart138) Part(j161 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart137Records holds the free ocannlDecBF16BackwardPart137 records.
+var ocannlDecBF16BackwardPart137Records rt.Records[ocannlDecBF16BackwardPart137]
+
+// ocannlDecBF16BackwardPart138 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart138 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j162 of the nest (0 <= j162 < 8).
+func (r161 *ocannlDecBF16BackwardPart138) Part(j162 int) {
+	scratch := r161.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap23AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j162][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j162][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1]
+				for i2 := range 64 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart138Records holds the free ocannlDecBF16BackwardPart138 records.
 var ocannlDecBF16BackwardPart138Records rt.Records[ocannlDecBF16BackwardPart138]
 
 // ocannlDecBF16BackwardPart139 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart139 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -32133,20 +31660,27 @@ type ocannlDecBF16BackwardPart139 struct {
 // Part runs part j163 of the nest (0 <= j163 < 8).
 func (r162 *ocannlDecBF16BackwardPart139) Part(j163 int) {
 	scratch := r162.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_3[j163][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_3[j163][0][0])
+		for i1 := range 2 {
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j163][i1]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j163][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j163][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j163]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j163]
+				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0]
+				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0]
 				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
 				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0] = acc96
 			}
 		}
 	}
@@ -32156,72 +31690,34 @@ func (r162 *ocannlDecBF16BackwardPart139) Part(j163 int) {
 var ocannlDecBF16BackwardPart139Records rt.Records[ocannlDecBF16BackwardPart139]
 
 // ocannlDecBF16BackwardPart140 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart140 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j164 of the nest (0 <= j164 < 8).
-func (r163 *ocannlDecBF16BackwardPart140) Part(j164 int) {
-	scratch := r163.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j164][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j164][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j164][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j164]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j164]
-				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j164][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j164][0]
-				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j164][0]
-				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
-				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j164][0] = acc96
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart140Records holds the free ocannlDecBF16BackwardPart140 records.
-var ocannlDecBF16BackwardPart140Records rt.Records[ocannlDecBF16BackwardPart140]
-
-// ocannlDecBF16BackwardPart141 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart141 struct {
+type ocannlDecBF16BackwardPart140 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j165 of the nest (0 <= j165 < 8).
-func (r164 *ocannlDecBF16BackwardPart141) Part(j165 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r164.scratch, &r164.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j165] = [64]float32{}
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r163 *ocannlDecBF16BackwardPart140) Part(j164 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r163.scratch, &r163.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j164] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j165][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j165][0][0], &scratch.net_block_1_layer_norm_1_centered[j165][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j165][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j165][0][0], &scratch.net_block_1_layer_norm_1_centered[j165][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j165]
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j164]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j165][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j165][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j165][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j165][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j165][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j165][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j165][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j165][i1+3]
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+3]
 				for i2 := range 64 {
 					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
 					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
@@ -32235,33 +31731,54 @@ func (r164 *ocannlDecBF16BackwardPart141) Part(j165 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart140Records holds the free ocannlDecBF16BackwardPart140 records.
+var ocannlDecBF16BackwardPart140Records rt.Records[ocannlDecBF16BackwardPart140]
+
+// ocannlDecBF16BackwardPart141 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart141 struct {
+	pNetBlock1LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j166 of the nest (0 <= j166 < 8).
+func (r164 *ocannlDecBF16BackwardPart141) Part(j166 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r164.pNetBlock1LayerNorm1Gamma, r164.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j166][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j166][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart141Records holds the free ocannlDecBF16BackwardPart141 records.
 var ocannlDecBF16BackwardPart141Records rt.Records[ocannlDecBF16BackwardPart141]
 
 // ocannlDecBF16BackwardPart142 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart142 struct {
-	pNetBlock1LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r165 *ocannlDecBF16BackwardPart142) Part(j167 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r165.pNetBlock1LayerNorm1Gamma, r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j167][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j167][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j167][i1]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j167][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r165.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j167]
+		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j167]
+		for i1 := range 16 {
+			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -32278,11 +31795,20 @@ type ocannlDecBF16BackwardPart143 struct {
 // Part runs part j168 of the nest (0 <= j168 < 8).
 func (r166 *ocannlDecBF16BackwardPart143) Part(j168 int) {
 	scratch := r166.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j168]
-		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j168]
-		for i1 := range 16 {
-			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j168][i1][0]
+				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j168][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+				}
+			}
 		}
 	}
 }
@@ -32299,18 +31825,19 @@ type ocannlDecBF16BackwardPart144 struct {
 // Part runs part j169 of the nest (0 <= j169 < 8).
 func (r167 *ocannlDecBF16BackwardPart144) Part(j169 int) {
 	scratch := r167.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j169][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j169][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j169][i1][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j169][i1]
+				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j169][i1]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j169][i1]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j169][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -32331,17 +31858,17 @@ func (r168 *ocannlDecBF16BackwardPart145) Part(j170 int) {
 	scratch := r168.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j170][i1]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j170][i1]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j170][i1]
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j170][i1]
+				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j170][i1]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j170][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -32360,19 +31887,18 @@ type ocannlDecBF16BackwardPart146 struct {
 // Part runs part j171 of the nest (0 <= j171 < 8).
 func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
 	scratch := r169.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered[j171][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j171][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered[j171][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j171][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j171][i1]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j171][i1]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j171][i1]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j171][i1]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j171][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -32383,7 +31909,7 @@ func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
 var ocannlDecBF16BackwardPart146Records rt.Records[ocannlDecBF16BackwardPart146]
 
 // ocannlDecBF16BackwardPart147 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart147 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -32391,19 +31917,25 @@ type ocannlDecBF16BackwardPart147 struct {
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlDecBF16BackwardPart147) Part(j172 int) {
 	scratch := r170.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_h0_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j172][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_h0_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j172][0][0])
+		for i1 := range 2 {
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j172][i1]
-				net_h0_gradRow2 := &scratch.net_h0_grad[i0+j172][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j172]
+				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j172][0]
 				for i2 := range 64 {
-					net_h0_gradRow2[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
+					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j172][0] = acc99
 			}
 		}
 	}
@@ -32415,31 +31947,26 @@ var ocannlDecBF16BackwardPart147Records rt.Records[ocannlDecBF16BackwardPart147]
 // ocannlDecBF16BackwardPart148 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart148 struct {
+	gNetPos *[1024]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j173 of the nest (0 <= j173 < 8).
 func (r171 *ocannlDecBF16BackwardPart148) Part(j173 int) {
-	scratch := r171.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	gNetPos, scratch := r171.gNetPos, r171.scratch
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j173][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j173][0])
-		}
+		ocannlReduce17AVX512(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j173][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j173][0])
-		}
+		ocannlReduce17AVX2(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j173]
-				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j173][0]
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j173]
+				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j173 : 64*i1+128*j173+64])
 				for i2 := range 64 {
-					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j173][0] = acc99
 			}
 		}
 	}
@@ -32449,49 +31976,18 @@ func (r171 *ocannlDecBF16BackwardPart148) Part(j173 int) {
 var ocannlDecBF16BackwardPart148Records rt.Records[ocannlDecBF16BackwardPart148]
 
 // ocannlDecBF16BackwardPart149 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart149 struct {
-	gNetPos *[1024]float32
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j174 of the nest (0 <= j174 < 8).
-func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
-	gNetPos, scratch := r172.gNetPos, r172.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[128*j174], &scratch.net_h0_grad[0][2*j174][0])
-	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[128*j174], &scratch.net_h0_grad[0][2*j174][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_h0_gradRow4 := &scratch.net_h0_grad[i0][i1+2*j174]
-				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j174 : 64*i1+128*j174+64])
-				for i2 := range 64 {
-					gNetPosRow[i2] += net_h0_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart149Records holds the free ocannlDecBF16BackwardPart149 records.
-var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
-
-// ocannlDecBF16BackwardPart150 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart150 struct {
+type ocannlDecBF16BackwardPart149 struct {
 	gNetEmb *[2048]float32
 	tokens  *[8][16][32]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j175 of the nest (0 <= j175 < 8).
-func (r173 *ocannlDecBF16BackwardPart150) Part(j175 int) {
-	gNetEmb, tokens, scratch := r173.gNetEmb, r173.tokens, r173.scratch
+// Part runs part j174 of the nest (0 <= j174 < 8).
+func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
+	gNetEmb, tokens, scratch := r172.gNetEmb, r172.tokens, r172.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x32x128.
-	bf16.GemmOps(&gNetEmb[256*j175], bf16.Operand{F: &scratch.net_h0_grad[0][0][8*j175]}, bf16.Operand{
+	bf16.GemmOps(&gNetEmb[256*j174], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[0][0][8*j174]}, bf16.Operand{
 		F: &tokens[0][0][0],
 		P: &scratch.tokensBF16,
 	}, bf16.Shape{
@@ -32508,8 +32004,8 @@ func (r173 *ocannlDecBF16BackwardPart150) Part(j175 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart150Records holds the free ocannlDecBF16BackwardPart150 records.
-var ocannlDecBF16BackwardPart150Records rt.Records[ocannlDecBF16BackwardPart150]
+// ocannlDecBF16BackwardPart149Records holds the free ocannlDecBF16BackwardPart149 records.
+var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
 
 // ocannlConvTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -32669,9 +32165,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -32683,9 +32179,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -32726,13 +32222,13 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap40AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap40AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -32765,9 +32261,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap41AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap41AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -32837,9 +32333,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -33138,9 +32634,9 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	net.linear#1.w.grad: [10 6 6 32] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [16 10] (let, local)
 //	net.linear#1.b.grad: [10] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [16 10] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [16 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -33286,9 +32782,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	fill net/h.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -33317,10 +32811,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -33339,17 +32830,14 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -33362,14 +32850,14 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..15:  # reduction
@@ -33377,7 +32865,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..31:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * net/h[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net/h[i0, i2, i3, i4]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 //	for i0 in 0..15:
@@ -33385,7 +32873,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..31:
-//	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
@@ -33472,9 +32960,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -33486,9 +32974,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -33555,9 +33043,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap45AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap45AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -33575,9 +33063,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// net/h = pointwise relu of _net/h.1
 	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -33647,9 +33135,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -33730,9 +33218,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	*gNetConv2d1Kernel = [4608]float32{}
 	*gNetConv2d1Bias = [32]float32{}
 	*gNetLinear1B = [10]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_z_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_1_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
@@ -33768,15 +33254,6 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -33786,10 +33263,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -33813,34 +33290,25 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -33882,7 +33350,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	for i0 := range 16 {
 		train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r11 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -33892,29 +33360,29 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			if r11 != 0 {
 				r12 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r12
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetLinear1B[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetLinear1B[i1] = acc10
 			}
 		}
@@ -33949,9 +33417,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap47AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -34106,9 +33574,7 @@ type ocannlConvBackwardScratch struct {
 	net_conv2d_1_x_grad               [16][15][15][16]float32
 	net_h_1_grad                      [16][6][6][32]float32
 	net_h_grad                        [16][6][6][32]float32
-	train_cross_entropy_1_logits_grad [16][10]float32
 	train_cross_entropy_1_m_grad      [16][1]float32
-	train_cross_entropy_1_z_grad      [16][10]float32
 	train_cross_entropy_1_logp_1_grad [16][10]float32
 	train_cross_entropy_1_logp_2_grad [16][1]float32
 	train_cross_entropy_1_logp_3_grad [16][1]float32
@@ -34181,9 +33647,9 @@ func (r2 *ocannlConvBackwardPart1) Part(j18 int) {
 	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -34214,11 +33680,11 @@ func (r4 *ocannlConvBackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap47AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap47AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -34364,19 +33830,19 @@ func (r13 *ocannlConvBackwardPart6) Part(j25 int) {
 	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
 	// float32 broadcast kernel M=10 N=192 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_h[0][j25][0][0])
+		ocannlGemm22AVX512(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_h[0][j25][0][0])
+		ocannlGemm22AVX2(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 6 {
 						net_hRow3 := &scratch.net_h[i0][i2+j25][i3]
 						gNetLinear1WRow := (*[32]float32)(gNetLinear1W[1152*i1+192*i2+192*j25+32*i3 : 1152*i1+192*i2+192*j25+32*i3+32])
 						for i4 := range 32 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_gradV * net_hRow3[i4]
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_hRow3[i4]
 						}
 					}
 				}
@@ -34400,19 +33866,19 @@ func (r14 *ocannlConvBackwardPart7) Part(j26 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
 	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm23AVX512(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm23AVX2(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 6 {
 						pNetLinear1WRow2 := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+192*j26+32*i3 : 1152*i1+192*i2+192*j26+32*i3+32])
 						net_h_gradRow := &scratch.net_h_grad[i0][i2+j26][i3]
 						for i4 := range 32 {
-							net_h_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_gradV2
+							net_h_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -34576,9 +34042,9 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
 			for j33 := range 15 {
@@ -34591,11 +34057,11 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j35 := range 2 {
-			ocannlMap52AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j35 := range 2 {
-			ocannlMap52AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else {
 		for j36 := range 2 {
@@ -34618,11 +34084,11 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j43 := range 2 {
-			ocannlMap53AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else if ocannlAVX2 {
 		for j43 := range 2 {
-			ocannlMap53AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else {
 		for j44 := range 2 {
@@ -34652,11 +34118,11 @@ func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap54AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap54AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -34939,9 +34405,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -34953,9 +34419,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -35018,13 +34484,13 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap40AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap40AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -35075,9 +34541,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap41AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap41AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -35159,9 +34625,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -35434,9 +34900,9 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	net.linear#1.w.grad: [10 6 6 32] (let, output parameter gNetLinear1W)
 //	_train.cross_entropy#1/logits.1.grad: [16 10] (let, local)
 //	net.linear#1.b.grad: [10] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [16 10] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [16 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -35582,9 +35048,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	fill net/h.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -35613,10 +35077,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -35635,17 +35096,14 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -35658,14 +35116,14 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..15:  # reduction
@@ -35673,7 +35131,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..31:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logits.grad[i0, i1] * net/h[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net/h[i0, i2, i3, i4]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 //	for i0 in 0..15:
@@ -35681,7 +35139,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..31:
-//	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logits.grad[i0, i1]
+//	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
@@ -35768,9 +35226,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -35782,9 +35240,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -35891,9 +35349,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap45AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap45AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -35911,9 +35369,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// net/h = pointwise relu of _net/h.1
 	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -35995,9 +35453,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -36078,9 +35536,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	*gNetConv2d1Kernel = [4608]float32{}
 	*gNetConv2d1Bias = [32]float32{}
 	*gNetLinear1B = [10]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_z_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_1_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
@@ -36116,15 +35572,6 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -36134,10 +35581,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -36161,34 +35608,25 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -36230,7 +35668,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	for i0 := range 16 {
 		train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r11 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -36240,29 +35678,29 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			if r11 != 0 {
 				r12 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r12
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetLinear1B[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetLinear1B[i1] = acc10
 			}
 		}
@@ -36272,7 +35710,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetLinear1W = [11520]float32{}
 	}
-	bf16.PackA(&scratch.train_cross_entropy_1_logits_gradBF16, &scratch.train_cross_entropy_1_logits_grad[0][0], bf16.Shape{
+	bf16.PackA(&scratch.train_cross_entropy_1_logp_gradBF16, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
 		AK:        10,
 		AM:        1,
 		BK:        1152,
@@ -36296,7 +35734,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
-	bf16.PackA(&scratch.train_cross_entropy_1_logits_gradBF162, &scratch.train_cross_entropy_1_logits_grad[0][0], bf16.Shape{
+	bf16.PackA(&scratch.train_cross_entropy_1_logp_gradBF162, &scratch.train_cross_entropy_1_logp_grad[0][0], bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -36319,9 +35757,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap47AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -36486,45 +35924,43 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 // ocannlConvBF16BackwardScratch holds the local arrays of ocannlConvBF16Backward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBF16BackwardScratch struct {
-	imagesPad                              [16][15][15][3]float32
-	net_conv2d_2_y                         [16][12][12][16]float32
-	net_conv2d_1_x_1                       [16][12][12][16]float32
-	net_conv2d_1_x                         [16][15][15][16]float32
-	net_conv2d_1_y                         [16][6][6][32]float32
-	net_h_1                                [16][6][6][32]float32
-	net_h                                  [16][6][6][32]float32
-	train_cross_entropy_1_logits_1         [16][10]float32
-	train_cross_entropy_1_logits           [16][10]float32
-	train_cross_entropy_1_m                [16][1]float32
-	train_cross_entropy_1_z                [16][10]float32
-	train_cross_entropy_1_logp_1           [16][10]float32
-	train_cross_entropy_1_logp_2           [16][1]float32
-	train_cross_entropy_1_logp_3           [16][1]float32
-	train_1                                [16][10]float32
-	net_conv2d_1_x_1_grad                  [16][12][12][16]float32
-	net_conv2d_1_x_grad                    [16][15][15][16]float32
-	net_h_1_grad                           [16][6][6][32]float32
-	net_h_grad                             [16][6][6][32]float32
-	train_cross_entropy_1_logits_grad      [16][10]float32
-	train_cross_entropy_1_m_grad           [16][1]float32
-	train_cross_entropy_1_z_grad           [16][10]float32
-	train_cross_entropy_1_logp_1_grad      [16][10]float32
-	train_cross_entropy_1_logp_2_grad      [16][1]float32
-	train_cross_entropy_1_logp_3_grad      [16][1]float32
-	train_cross_entropy_1_logp_grad        [16][10]float32
-	train_1_grad                           [16][10]float32
-	train_2_grad                           [1]float32
-	ordinals_1                             [10]float32
-	train_cross_entropy_1_m_argmax_8       [16][1]float32
-	pNetConv2d2KernelBF16                  bf16.Packed
-	imagesPadBF16                          bf16.Converted
-	pNetConv2d1KernelBF16                  bf16.Packed
-	pNetLinear1WBF16                       bf16.Packed
-	train_cross_entropy_1_logits_gradBF16  bf16.Packed
-	train_cross_entropy_1_logits_gradBF162 bf16.Packed
-	pNetConv2d1KernelBF162                 [3]bf16.Packed
-	net_h_1_gradBF16                       bf16.Converted
-	net_h_1_gradBF162                      bf16.Packed
+	imagesPad                            [16][15][15][3]float32
+	net_conv2d_2_y                       [16][12][12][16]float32
+	net_conv2d_1_x_1                     [16][12][12][16]float32
+	net_conv2d_1_x                       [16][15][15][16]float32
+	net_conv2d_1_y                       [16][6][6][32]float32
+	net_h_1                              [16][6][6][32]float32
+	net_h                                [16][6][6][32]float32
+	train_cross_entropy_1_logits_1       [16][10]float32
+	train_cross_entropy_1_logits         [16][10]float32
+	train_cross_entropy_1_m              [16][1]float32
+	train_cross_entropy_1_z              [16][10]float32
+	train_cross_entropy_1_logp_1         [16][10]float32
+	train_cross_entropy_1_logp_2         [16][1]float32
+	train_cross_entropy_1_logp_3         [16][1]float32
+	train_1                              [16][10]float32
+	net_conv2d_1_x_1_grad                [16][12][12][16]float32
+	net_conv2d_1_x_grad                  [16][15][15][16]float32
+	net_h_1_grad                         [16][6][6][32]float32
+	net_h_grad                           [16][6][6][32]float32
+	train_cross_entropy_1_m_grad         [16][1]float32
+	train_cross_entropy_1_logp_1_grad    [16][10]float32
+	train_cross_entropy_1_logp_2_grad    [16][1]float32
+	train_cross_entropy_1_logp_3_grad    [16][1]float32
+	train_cross_entropy_1_logp_grad      [16][10]float32
+	train_1_grad                         [16][10]float32
+	train_2_grad                         [1]float32
+	ordinals_1                           [10]float32
+	train_cross_entropy_1_m_argmax_8     [16][1]float32
+	pNetConv2d2KernelBF16                bf16.Packed
+	imagesPadBF16                        bf16.Converted
+	pNetConv2d1KernelBF16                bf16.Packed
+	pNetLinear1WBF16                     bf16.Packed
+	train_cross_entropy_1_logp_gradBF16  bf16.Packed
+	train_cross_entropy_1_logp_gradBF162 bf16.Packed
+	pNetConv2d1KernelBF162               [3]bf16.Packed
+	net_h_1_gradBF16                     bf16.Converted
+	net_h_1_gradBF162                    bf16.Packed
 }
 
 // ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
@@ -36579,9 +36015,9 @@ func (r2 *ocannlConvBF16BackwardPart1) Part(j18 int) {
 	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -36612,11 +36048,11 @@ func (r4 *ocannlConvBF16BackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap47AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap47AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -36742,8 +36178,8 @@ func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
 	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 10x192x16.
 	bf16.GemmOps(&gNetLinear1W[192*j25], bf16.Operand{
-		F: &scratch.train_cross_entropy_1_logits_grad[0][0],
-		P: &scratch.train_cross_entropy_1_logits_gradBF16,
+		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
+		P: &scratch.train_cross_entropy_1_logp_gradBF16,
 	}, bf16.Operand{F: &scratch.net_h[0][j25][0][0]}, bf16.Shape{
 		AK:        10,
 		AM:        1,
@@ -36773,8 +36209,8 @@ func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x192x10.
 	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], bf16.Operand{
-		F: &scratch.train_cross_entropy_1_logits_grad[0][0],
-		P: &scratch.train_cross_entropy_1_logits_gradBF162,
+		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
+		P: &scratch.train_cross_entropy_1_logp_gradBF162,
 	}, bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
 		AK:        1,
 		AM:        10,
@@ -36924,9 +36360,9 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
 			for j33 := range 15 {
@@ -36939,11 +36375,11 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j35 := range 2 {
-			ocannlMap52AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j35 := range 2 {
-			ocannlMap52AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else {
 		for j36 := range 2 {
@@ -36966,11 +36402,11 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j43 := range 2 {
-			ocannlMap53AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else if ocannlAVX2 {
 		for j43 := range 2 {
-			ocannlMap53AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else {
 		for j44 := range 2 {
@@ -37000,11 +36436,11 @@ func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap54AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap54AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {

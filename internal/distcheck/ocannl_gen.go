@@ -3098,9 +3098,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -3129,10 +3127,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -3151,17 +3146,14 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -3174,26 +3166,26 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
@@ -3257,9 +3249,7 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	var net_a1_grad [2][16]float32
 	var net_a2_2_grad [2][16]float32
 	var net_a2_grad [2][16]float32
-	var train_cross_entropy_1_logits_grad [2][4]float32
 	var train_cross_entropy_1_m_grad [2][1]float32
-	var train_cross_entropy_1_z_grad [2][4]float32
 	var train_cross_entropy_1_logp_1_grad [2][4]float32
 	var train_cross_entropy_1_logp_2_grad [2][1]float32
 	var train_cross_entropy_1_logp_3_grad [2][1]float32
@@ -3496,22 +3486,13 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -3534,28 +3515,19 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -3589,7 +3561,7 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -3599,18 +3571,18 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -3618,20 +3590,20 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -3641,11 +3613,11 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -3655,16 +3627,16 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -4292,9 +4264,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -4323,10 +4293,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -4345,17 +4312,14 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -4368,26 +4332,26 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
@@ -4451,9 +4415,7 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	var net_a1_grad [4][16]float32
 	var net_a2_2_grad [4][16]float32
 	var net_a2_grad [4][16]float32
-	var train_cross_entropy_1_logits_grad [4][4]float32
 	var train_cross_entropy_1_m_grad [4][1]float32
-	var train_cross_entropy_1_z_grad [4][4]float32
 	var train_cross_entropy_1_logp_1_grad [4][4]float32
 	var train_cross_entropy_1_logp_2_grad [4][1]float32
 	var train_cross_entropy_1_logp_3_grad [4][1]float32
@@ -4697,22 +4659,13 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -4735,28 +4688,19 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -4790,7 +4734,7 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -4800,22 +4744,22 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -4823,20 +4767,20 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -4846,11 +4790,11 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -4860,16 +4804,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -5505,9 +5449,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5536,10 +5478,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -5558,17 +5497,14 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -5581,26 +5517,26 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
@@ -5664,9 +5600,7 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	var net_a1_grad [6][16]float32
 	var net_a2_2_grad [6][16]float32
 	var net_a2_grad [6][16]float32
-	var train_cross_entropy_1_logits_grad [6][4]float32
 	var train_cross_entropy_1_m_grad [6][1]float32
-	var train_cross_entropy_1_z_grad [6][4]float32
 	var train_cross_entropy_1_logp_1_grad [6][4]float32
 	var train_cross_entropy_1_logp_2_grad [6][1]float32
 	var train_cross_entropy_1_logp_3_grad [6][1]float32
@@ -5910,22 +5844,13 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -5948,28 +5873,19 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -6003,7 +5919,7 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -6013,30 +5929,30 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow10 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow7[i1]
+			gNetB3[i1] += train_cross_entropy_1_logp_gradRow10[i1]
 		}
 	}
 
@@ -6044,20 +5960,20 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -6067,11 +5983,11 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6081,16 +5997,16 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -6759,9 +6675,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -6790,10 +6704,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -6812,17 +6723,14 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -6835,26 +6743,26 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
@@ -6918,9 +6826,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	var net_a1_grad [8][16]float32
 	var net_a2_2_grad [8][16]float32
 	var net_a2_grad [8][16]float32
-	var train_cross_entropy_1_logits_grad [8][4]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_z_grad [8][4]float32
 	var train_cross_entropy_1_logp_1_grad [8][4]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
@@ -7180,15 +7086,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7198,10 +7095,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -7225,34 +7122,25 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce13AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -7294,7 +7182,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -7304,29 +7192,29 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce15AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -7335,18 +7223,18 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=4 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -7355,9 +7243,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float32)(pNetW3[0:16])
@@ -7366,16 +7254,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -8008,9 +7896,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -8039,10 +7925,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -8061,17 +7944,14 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -8084,26 +7964,26 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
@@ -8167,9 +8047,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	var net_a1_grad [2][16]float64
 	var net_a2_2_grad [2][16]float64
 	var net_a2_grad [2][16]float64
-	var train_cross_entropy_1_logits_grad [2][4]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][4]float64
 	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -8406,22 +8284,13 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -8444,28 +8313,19 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -8499,7 +8359,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -8509,18 +8369,18 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -8528,20 +8388,20 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -8551,11 +8411,11 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -8565,16 +8425,16 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -9200,9 +9060,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -9231,10 +9089,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -9253,17 +9108,14 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -9276,26 +9128,26 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
@@ -9359,9 +9211,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	var net_a1_grad [4][16]float64
 	var net_a2_2_grad [4][16]float64
 	var net_a2_grad [4][16]float64
-	var train_cross_entropy_1_logits_grad [4][4]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][4]float64
 	var train_cross_entropy_1_logp_1_grad [4][4]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -9603,22 +9453,13 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -9641,28 +9482,19 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -9696,7 +9528,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -9706,22 +9538,22 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -9729,20 +9561,20 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -9752,11 +9584,11 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -9766,16 +9598,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -10409,9 +10241,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -10440,10 +10270,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -10462,17 +10289,14 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -10485,26 +10309,26 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
@@ -10568,9 +10392,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	var net_a1_grad [6][16]float64
 	var net_a2_2_grad [6][16]float64
 	var net_a2_grad [6][16]float64
-	var train_cross_entropy_1_logits_grad [6][4]float64
 	var train_cross_entropy_1_m_grad [6][1]float64
-	var train_cross_entropy_1_z_grad [6][4]float64
 	var train_cross_entropy_1_logp_1_grad [6][4]float64
 	var train_cross_entropy_1_logp_2_grad [6][1]float64
 	var train_cross_entropy_1_logp_3_grad [6][1]float64
@@ -10812,22 +10634,13 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -10850,28 +10663,19 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -10905,7 +10709,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -10915,30 +10719,30 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow10 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow7[i1]
+			gNetB3[i1] += train_cross_entropy_1_logp_gradRow10[i1]
 		}
 	}
 
@@ -10946,20 +10750,20 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -10969,11 +10773,11 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -10983,16 +10787,16 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -11659,9 +11463,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -11690,10 +11492,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -11712,17 +11511,14 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -11735,26 +11531,26 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
@@ -11818,9 +11614,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	var net_a1_grad [8][16]float64
 	var net_a2_2_grad [8][16]float64
 	var net_a2_grad [8][16]float64
-	var train_cross_entropy_1_logits_grad [8][4]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][4]float64
 	var train_cross_entropy_1_logp_1_grad [8][4]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -12078,15 +11872,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12096,10 +11881,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -12123,34 +11908,25 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce30AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce30AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -12192,7 +11968,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -12202,29 +11978,29 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce32AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce32AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -12233,18 +12009,18 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=4 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float64{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -12253,9 +12029,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=8 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float64)(pNetW3[0:16])
@@ -12264,16 +12040,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}

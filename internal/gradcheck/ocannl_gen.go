@@ -17522,7 +17522,6 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	# zero the gradients
 //	fill z.grad with 0
 //	fill objective.log_softmax#1/m.grad with 0
-//	fill objective.log_softmax#1/z.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
@@ -17537,10 +17536,7 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	  for i1 in 0..4:
 //	    _objective.4.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    objective.log_softmax#1/z.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad (the copy elided: objective.log_softmax#1/z.grad reads _objective.4.grad)
 //
 //	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g2 =- g; g2 is _objective.3.grad
 //	for i0 in 0..1:
@@ -17559,17 +17555,17 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	# backprop of op 2 (_objective.1 = pointwise exp of objective.log_softmax#1/z): g1 =+ g * t; g1 is objective.log_softmax#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    objective.log_softmax#1/z.grad[i0, i1] += _objective.1.grad[i0, i1] * _objective.1[i0, i1]
+//	    _objective.4.grad[i0, i1] += _objective.1.grad[i0, i1] * _objective.1[i0, i1]
 //
 //	# backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g1 =+ g; g1 is z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    z.grad[i0, i1] += objective.log_softmax#1/z.grad[i0, i1]
+//	    z.grad[i0, i1] += _objective.4.grad[i0, i1]
 //
 //	# backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g2 =- g; g2 is objective.log_softmax#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:  # reduction
-//	    objective.log_softmax#1/m.grad[i0, 0] -= objective.log_softmax#1/z.grad[i0, i1]
+//	    objective.log_softmax#1/m.grad[i0, 0] -= _objective.4.grad[i0, i1]
 //
 //	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.log_softmax#1/m.argmax@0 = 5 (no winner yet)
 //	fill objective.log_softmax#1/m.argmax@0 with 5
@@ -17591,7 +17587,6 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	var objective_3 [2][1]float64
 	var objective_4 [2][5]float64
 	var objective_log_softmax_1_m_grad [2][1]float64
-	var objective_log_softmax_1_z_grad [2][5]float64
 	var objective_1_grad [2][5]float64
 	var objective_2_grad [2][1]float64
 	var objective_3_grad [2][1]float64
@@ -17687,22 +17682,13 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 		}
 	}
 
-	// backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad
-	for i0 := range 2 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
-		objective_log_softmax_1_z_gradRow := &objective_log_softmax_1_z_grad[i0]
-		for i1 := range 5 {
-			objective_log_softmax_1_z_gradRow[i1] += objective_4_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g2 =- g; g2 is _objective.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
+		objective_4_gradRow2 := &objective_4_grad[i0]
 		acc4 := objective_3_grad[i0][0]
 		for i1 := range 5 {
-			acc4 -= objective_4_gradRow3[i1]
+			acc4 -= objective_4_gradRow2[i1]
 		}
 		objective_3_grad[i0][0] = acc4
 	}
@@ -17725,28 +17711,28 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	for i0 := range 2 {
 		objective_1_gradRow2 := &objective_1_grad[i0]
 		objective_1Row3 := &objective_1[i0]
-		objective_log_softmax_1_z_gradRow2 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow3 := &objective_4_grad[i0]
 		for i1 := range 5 {
-			objective_log_softmax_1_z_gradRow2[i1] += objective_1_gradRow2[i1] * objective_1Row3[i1]
+			objective_4_gradRow3[i1] += objective_1_gradRow2[i1] * objective_1Row3[i1]
 		}
 	}
 
 	// backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g1 =+ g; g1 is z.grad
 	for i0 := range 2 {
-		objective_log_softmax_1_z_gradRow3 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow4 := &objective_4_grad[i0]
 		gZRow := (*[5]float64)(gZ[5*i0 : 5*i0+5])
 		for i1 := range 5 {
-			gZRow[i1] += objective_log_softmax_1_z_gradRow3[i1]
+			gZRow[i1] += objective_4_gradRow4[i1]
 		}
 	}
 
 	// backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g2 =- g; g2 is objective.log_softmax#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		objective_log_softmax_1_z_gradRow4 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow5 := &objective_4_grad[i0]
 		acc5 := objective_log_softmax_1_m_grad[i0][0]
 		for i1 := range 5 {
-			acc5 -= objective_log_softmax_1_z_gradRow4[i1]
+			acc5 -= objective_4_gradRow5[i1]
 		}
 		objective_log_softmax_1_m_grad[i0][0] = acc5
 	}
@@ -18103,9 +18089,7 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# zero the gradients
 //	fill objective.net.w.grad with 0
 //	fill objective.net.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -18134,10 +18118,7 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	  for i1 in 0..4:
 //	    objective.cross_entropy#1/logp.grad[i0, i1] += onehot[i0, i1] * _objective.1.grad[i0, i1]
 //
-//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += objective.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -18156,17 +18137,14 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += objective.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:  # reduction
-//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
+//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@2 = 5 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@2 with 5
@@ -18179,20 +18157,20 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
-//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 0 (_objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x): g1 =+ g * v2; g1 is objective.net.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..2:
-//	      objective.net.w.grad[i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1] * x[i0, i2]
+//	      objective.net.w.grad[i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1] * x[i0, i2]
 func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, gObjectiveNetW *[15]float64, gObjectiveNetB *[5]float64, loss *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [4][5]float64
 	var objective_cross_entropy_1_logits [4][5]float64
@@ -18204,9 +18182,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	var objective_1 [4][5]float64
 	var objective_2 [1]float64
 	var objective_3 [1]float64
-	var objective_cross_entropy_1_logits_grad [4][5]float64
 	var objective_cross_entropy_1_m_grad [4][1]float64
-	var objective_cross_entropy_1_z_grad [4][5]float64
 	var objective_cross_entropy_1_logp_1_grad [4][5]float64
 	var objective_cross_entropy_1_logp_2_grad [4][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][1]float64
@@ -18355,22 +18331,13 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 		}
 	}
 
-	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
-		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		acc5 := objective_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 5 {
-			acc5 -= objective_cross_entropy_1_logp_gradRow3[i1]
+			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
 		}
 		objective_cross_entropy_1_logp_3_grad[i0][0] = acc5
 	}
@@ -18393,28 +18360,19 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
-		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0]
-		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow3[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0]
 		acc6 := objective_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 5 {
-			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+			acc6 -= objective_cross_entropy_1_logp_gradRow4[i1]
 		}
 		objective_cross_entropy_1_m_grad[i0][0] = acc6
 	}
@@ -18448,7 +18406,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		objective_cross_entropy_1_m_argmax_2V := objective_cross_entropy_1_m_argmax_2[i0][0]
 		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
-		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
 			var r3 float64
 			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_2V {
@@ -18458,22 +18416,22 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 			if r3 != 0 {
 				r4 = objective_cross_entropy_1_m_gradV
 			}
-			objective_cross_entropy_1_logits_gradRow2[i1] += r4
+			objective_cross_entropy_1_logp_gradRow5[i1] += r4
 		}
 	}
 
 	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[0]
-	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[1]
-	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[2]
-	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[3]
+	objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[0]
+	objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[1]
+	objective_cross_entropy_1_logp_gradRow8 := &objective_cross_entropy_1_logp_grad[2]
+	objective_cross_entropy_1_logp_gradRow9 := &objective_cross_entropy_1_logp_grad[3]
 	for i1 := range 5 {
 		acc8 := gObjectiveNetB[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow3[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow7[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow8[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow9[i1]
 		gObjectiveNetB[i1] = acc8
 	}
 
@@ -18481,10 +18439,10 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_logits_gradV := objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1]
 			gObjectiveNetWRow := (*[3]float64)(gObjectiveNetW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logits_gradV * xRow2[i2]
+				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logp_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -20665,7 +20623,6 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	fill objective.att.w_v.grad with 0
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
-//	fill objective.att/scores.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -20745,12 +20702,7 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	      for i3 in 0..3:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad (the copy elided: objective.att/scores.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -20774,14 +20726,14 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += objective.att/scores.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
+//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
 //	# backprop of op 3 (_objective.att/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of objective.att/q, objective.att/k): g1 =+ g * v2; g1 is objective.att/q.grad
 //	for i0 in 0..1:
@@ -20863,7 +20815,6 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	var objective_att_k_grad [2][4][2][3]float64
 	var objective_att_v_grad [2][4][2][2]float64
 	var objective_att_scores_1_grad [2][4][2][4]float64
-	var objective_att_scores_grad [2][4][2][4]float64
 	var objective_att_m_grad [2][4][2][1]float64
 	var objective_att_ex_1_grad [2][4][2][4]float64
 	var objective_att_ex_grad [2][4][2][4]float64
@@ -21270,19 +21221,6 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		}
 	}
 
-	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_scores_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -21294,10 +21232,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 					acc12 := objective_att_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc12 -= objective_att_ex_1_gradRow3[i3]
+						acc12 -= objective_att_ex_1_gradRow2[i3]
 					}
 					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
@@ -21351,7 +21289,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 			for i2 := range 2 {
 				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r4 float64
 					if ordinals_1[i3] == objective_att_m_argmax_6V {
@@ -21361,7 +21299,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 					if r4 != 0 {
 						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r5
+					objective_att_ex_1_gradRow3[i3] += r5
 				}
 			}
 		}
@@ -21372,10 +21310,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				objective_att_scores_gradRow3 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_1_gradRow := &objective_att_scores_1_grad[i0][i1][i2]
 				for i3 := range 4 {
-					objective_att_scores_1_gradRow[i3] += objective_att_scores_gradRow3[i3] / objective_att_scores_2V2
+					objective_att_scores_1_gradRow[i3] += objective_att_ex_1_gradRow4[i3] / objective_att_scores_2V2
 				}
 			}
 		}
@@ -22106,7 +22044,6 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
 //	fill objective.att/scores.grad with 0
-//	fill objective.att/masked.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -22186,12 +22123,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	      for i3 in 0..3:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/masked.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad (the copy elided: objective.att/masked.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -22215,14 +22147,14 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/masked.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@7[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@7[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 6 (objective.att/masked = pointwise where of mask, objective.att/scores, _num.1): g2 =+ where(v1, g, 0); g2 is objective.att/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], objective.att/masked.grad[i0, i1, i2, i3], 0)
+//	        objective.att/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _objective.att/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
@@ -22312,7 +22244,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	var objective_att_v_grad [2][4][2][2]float64
 	var objective_att_scores_1_grad [2][4][2][4]float64
 	var objective_att_scores_grad [2][4][2][4]float64
-	var objective_att_masked_grad [2][4][2][4]float64
 	var objective_att_m_grad [2][4][2][1]float64
 	var objective_att_ex_1_grad [2][4][2][4]float64
 	var objective_att_ex_grad [2][4][2][4]float64
@@ -22724,19 +22655,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_masked_gradRow := &objective_att_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_masked_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -22748,10 +22666,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 					acc12 := objective_att_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc12 -= objective_att_ex_1_gradRow3[i3]
+						acc12 -= objective_att_ex_1_gradRow2[i3]
 					}
 					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
@@ -22805,7 +22723,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 			for i2 := range 2 {
 				objective_att_m_argmax_7V := objective_att_m_argmax_7[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_masked_gradRow2 := &objective_att_masked_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r5 float64
 					if ordinals_1[i3] == objective_att_m_argmax_7V {
@@ -22815,7 +22733,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 					if r5 != 0 {
 						r6 = objective_att_m_gradV
 					}
-					objective_att_masked_gradRow2[i3] += r6
+					objective_att_ex_1_gradRow3[i3] += r6
 				}
 			}
 		}
@@ -22826,12 +22744,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		for i1 := range 4 {
 			maskRow2 := &mask[i1]
 			for i2 := range 2 {
-				objective_att_masked_gradRow3 := &objective_att_masked_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r7 := float64(0)
 					if maskRow2[i3] != 0 {
-						r7 = objective_att_masked_gradRow3[i3]
+						r7 = objective_att_ex_1_gradRow4[i3]
 					}
 					objective_att_scores_gradRow[i3] += r7
 				}
@@ -24292,7 +24210,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill objective.att.w_v.grad with 0
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
-//	fill objective.att/scores.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -24300,7 +24217,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill objective.att/attn.grad with 0
 //	fill objective.att/ctx.grad with 0
 //	fill objective.att.w_o.grad with 0
-//	fill objective.ln1/x.grad with 0
 //	fill _objective.ln1/mean.1.grad with 0
 //	fill objective.ln1/mean.grad with 0
 //	fill objective.ln1/centered.grad with 0
@@ -24312,14 +24228,12 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill _h.2.grad with 0
 //	fill _h.3.grad with 0
 //	fill objective.ln1.beta.grad with 0
-//	fill h.grad with 0
 //	fill objective.f1.w.grad with 0
 //	fill objective.f1.b.grad with 0
 //	fill _objective.f2/x.2.grad with 0
 //	fill objective.f2/x.grad with 0
 //	fill objective.f2.w.grad with 0
 //	fill objective.f2.b.grad with 0
-//	fill objective.ln2/x.grad with 0
 //	fill _objective.ln2/mean.1.grad with 0
 //	fill objective.ln2/mean.grad with 0
 //	fill objective.ln2/centered.grad with 0
@@ -24408,11 +24322,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      objective.ln2/centered.grad[i0, i1, i2] += objective.ln2/centered[i0, i1, i2] * _objective.ln2/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      objective.ln2/x.grad[i0, i1, i2] += objective.ln2/centered.grad[i0, i1, i2]
+//	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad (the copy elided: objective.ln2/x.grad reads objective.ln2/centered.grad)
 //
 //	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g2 =- g; g2 is objective.ln2/mean.grad
 //	for i0 in 0..1:
@@ -24429,13 +24339,9 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/x.grad[i0, i1, i2] += _objective.ln2/mean.1.grad[i0, i1, 0]
+//	      objective.ln2/centered.grad[i0, i1, i2] += _objective.ln2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      h.grad[i0, i1, i2] += objective.ln2/x.grad[i0, i1, i2]
+//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad (the copy elided: h.grad reads objective.ln2/x.grad)
 //
 //	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g2 =+ g; g2 is _objective.ln2/x.2.grad (the copy elided: _objective.ln2/x.2.grad reads objective.ln2/x.grad)
 //
@@ -24445,21 +24351,21 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.f2.b.grad[i2] += objective.ln2/x.grad[i0, i1, i2]
+//	      objective.f2.b.grad[i2] += objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g1 =+ g * v2; g1 is objective.f2.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        objective.f2.w.grad[i2, i3] += objective.ln2/x.grad[i0, i1, i2] * objective.f2/x[i0, i1, i3]
+//	        objective.f2.w.grad[i2, i3] += objective.ln2/centered.grad[i0, i1, i2] * objective.f2/x[i0, i1, i3]
 //
 //	# backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g2 =+ v1 * g; g2 is objective.f2/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..5:
-//	        objective.f2/x.grad[i0, i1, i3] += objective.f2.w[i2, i3] * objective.ln2/x.grad[i0, i1, i2]
+//	        objective.f2/x.grad[i0, i1, i3] += objective.f2.w[i2, i3] * objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 27 (objective.f2/x = pointwise tanh of _objective.f2/x.2): g1 =+ g * (1 - (t * t)); g1 is _objective.f2/x.2.grad
 //	for i0 in 0..1:
@@ -24487,7 +24393,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..3:
-//	        h.grad[i0, i1, i3] += objective.f1.w[i2, i3] * _objective.f2/x.2.grad[i0, i1, i2]
+//	        objective.ln2/centered.grad[i0, i1, i3] += objective.f1.w[i2, i3] * _objective.f2/x.2.grad[i0, i1, i2]
 //
 //	# backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g1 =+ g; g1 is _h.4.grad (the copy elided: _h.4.grad reads h.grad)
 //
@@ -24495,19 +24401,19 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.ln1.beta.grad[i2] += h.grad[i0, i1, i2]
+//	      objective.ln1.beta.grad[i2] += objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g1 =+ g / v2; g1 is _h.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      _h.1.grad[i0, i1, i2] += h.grad[i0, i1, i2] / _h.3[i0, i1, 0]
+//	      _h.1.grad[i0, i1, i2] += objective.ln2/centered.grad[i0, i1, i2] / _h.3[i0, i1, 0]
 //
 //	# backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _h.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:  # reduction
-//	      _h.3.grad[i0, i1, 0] += h.grad[i0, i1, i2] * neg(_h.1[i0, i1, i2] / (_h.3[i0, i1, 0] * _h.3[i0, i1, 0]))
+//	      _h.3.grad[i0, i1, 0] += objective.ln2/centered.grad[i0, i1, i2] * neg(_h.1[i0, i1, i2] / (_h.3[i0, i1, 0] * _h.3[i0, i1, 0]))
 //
 //	# backprop of op 22 (_h.3 = pointwise sqrt of _h.2): g1 =+ g / (2 * t); g1 is _h.2.grad
 //	for i0 in 0..1:
@@ -24554,11 +24460,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      objective.ln1/centered.grad[i0, i1, i2] += objective.ln1/centered[i0, i1, i2] * _objective.ln1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      objective.ln1/x.grad[i0, i1, i2] += objective.ln1/centered.grad[i0, i1, i2]
+//	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad (the copy elided: objective.ln1/x.grad reads objective.ln1/centered.grad)
 //
 //	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g2 =- g; g2 is objective.ln1/mean.grad
 //	for i0 in 0..1:
@@ -24575,13 +24477,13 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln1/x.grad[i0, i1, i2] += _objective.ln1/mean.1.grad[i0, i1, 0]
+//	      objective.ln1/centered.grad[i0, i1, i2] += _objective.ln1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g1 =+ g; g1 is x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      x.grad[i0, i1, i2] += objective.ln1/x.grad[i0, i1, i2]
+//	      x.grad[i0, i1, i2] += objective.ln1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g2 =+ g; g2 is _objective.ln1/x.1.grad (the copy elided: _objective.ln1/x.1.grad reads objective.ln1/x.grad)
 //
@@ -24591,7 +24493,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
-//	          objective.att.w_o.grad[i2, i3, i4] += objective.ln1/x.grad[i0, i1, i2] * objective.att/ctx[i0, i1, i3, i4]
+//	          objective.att.w_o.grad[i2, i3, i4] += objective.ln1/centered.grad[i0, i1, i2] * objective.att/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 12 (_objective.ln1/x.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
 //	for i0 in 0..1:
@@ -24599,7 +24501,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
-//	          objective.att/ctx.grad[i0, i1, i3, i4] += objective.att.w_o[i2, i3, i4] * objective.ln1/x.grad[i0, i1, i2]
+//	          objective.att/ctx.grad[i0, i1, i3, i4] += objective.att.w_o[i2, i3, i4] * objective.ln1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 11 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
 //	for i0 in 0..1:
@@ -24645,12 +24547,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	      for i3 in 0..2:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad (the copy elided: objective.att/scores.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -24674,14 +24571,14 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += objective.att/scores.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
+//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
 //	# backprop of op 3 (_objective.att/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of objective.att/q, objective.att/k): g1 =+ g * v2; g1 is objective.att/q.grad
 //	for i0 in 0..1:
@@ -24788,14 +24685,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_att_k_grad [2][3][2][2]float64
 	var objective_att_v_grad [2][3][2][2]float64
 	var objective_att_scores_1_grad [2][3][2][3]float64
-	var objective_att_scores_grad [2][3][2][3]float64
 	var objective_att_m_grad [2][3][2][1]float64
 	var objective_att_ex_1_grad [2][3][2][3]float64
 	var objective_att_ex_grad [2][3][2][3]float64
 	var objective_att_attn_1_grad [2][3][2][1]float64
 	var objective_att_attn_grad [2][3][2][3]float64
 	var objective_att_ctx_grad [2][3][2][2]float64
-	var objective_ln1_x_grad [2][3][4]float64
 	var objective_ln1_mean_1_grad [2][3][1]float64
 	var objective_ln1_mean_grad [2][3][1]float64
 	var objective_ln1_centered_grad [2][3][4]float64
@@ -24805,10 +24700,8 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var h_1_grad [2][3][4]float64
 	var h_2_grad [2][3][1]float64
 	var h_3_grad [2][3][1]float64
-	var h_grad [2][3][4]float64
 	var objective_f2_x_2_grad [2][3][6]float64
 	var objective_f2_x_grad [2][3][6]float64
-	var objective_ln2_x_grad [2][3][4]float64
 	var objective_ln2_mean_1_grad [2][3][1]float64
 	var objective_ln2_mean_grad [2][3][1]float64
 	var objective_ln2_centered_grad [2][3][4]float64
@@ -25486,25 +25379,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_centered_gradRow4 := &objective_ln2_centered_grad[i0][i1]
-			objective_ln2_x_gradRow := &objective_ln2_x_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_gradRow[i2] += objective_ln2_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g2 =- g; g2 is objective.ln2/mean.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln2_centered_gradRow5 := &objective_ln2_centered_grad[i0][i1]
+			objective_ln2_centered_gradRow4 := &objective_ln2_centered_grad[i0][i1]
 			acc19 := objective_ln2_mean_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc19 -= objective_ln2_centered_gradRow5[i2]
+				acc19 -= objective_ln2_centered_gradRow4[i2]
 			}
 			objective_ln2_mean_grad[i0][i1][0] = acc19
 		}
@@ -25523,20 +25405,9 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln2_mean_1_gradV := objective_ln2_mean_1_grad[i0][i1][0]
-			objective_ln2_x_gradRow2 := &objective_ln2_x_grad[i0][i1]
+			objective_ln2_centered_gradRow5 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_x_gradRow2[i2] += objective_ln2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_gradRow3 := &objective_ln2_x_grad[i0][i1]
-			h_gradRow := &h_grad[i0][i1]
-			for i2 := range 4 {
-				h_gradRow[i2] += objective_ln2_x_gradRow3[i2]
+				objective_ln2_centered_gradRow5[i2] += objective_ln2_mean_1_gradV
 			}
 		}
 	}
@@ -25544,14 +25415,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g2 =+ g; g2 is objective.f2.b.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 2 {
-		objective_ln2_x_gradRow4 := &objective_ln2_x_grad[i0][0]
-		objective_ln2_x_gradRow5 := &objective_ln2_x_grad[i0][1]
-		objective_ln2_x_gradRow6 := &objective_ln2_x_grad[i0][2]
+		objective_ln2_centered_gradRow6 := &objective_ln2_centered_grad[i0][0]
+		objective_ln2_centered_gradRow7 := &objective_ln2_centered_grad[i0][1]
+		objective_ln2_centered_gradRow8 := &objective_ln2_centered_grad[i0][2]
 		for i2 := range 4 {
 			acc20 := gObjectiveF2B[i2]
-			acc20 += objective_ln2_x_gradRow4[i2]
-			acc20 += objective_ln2_x_gradRow5[i2]
-			acc20 += objective_ln2_x_gradRow6[i2]
+			acc20 += objective_ln2_centered_gradRow6[i2]
+			acc20 += objective_ln2_centered_gradRow7[i2]
+			acc20 += objective_ln2_centered_gradRow8[i2]
 			gObjectiveF2B[i2] = acc20
 		}
 	}
@@ -25560,21 +25431,21 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce8AVX512(&gObjectiveF2W[6*i2], &objective_ln2_x_grad[0][0][i2], &objective_f2_x[0][0][0])
+			ocannlReduce8AVX512(&gObjectiveF2W[6*i2], &objective_ln2_centered_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_grad[0][0][i2], &objective_f2_x[0][0][0])
+			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_centered_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				objective_f2_xRow3 := &objective_f2_x[i0][i1]
 				for i2 := range 4 {
-					objective_ln2_x_gradV := objective_ln2_x_grad[i0][i1][i2]
+					objective_ln2_centered_gradV := objective_ln2_centered_grad[i0][i1][i2]
 					gObjectiveF2WRow := (*[6]float64)(gObjectiveF2W[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gObjectiveF2WRow[i3] += objective_ln2_x_gradV * objective_f2_xRow3[i3]
+						gObjectiveF2WRow[i3] += objective_ln2_centered_gradV * objective_f2_xRow3[i3]
 					}
 				}
 			}
@@ -25590,16 +25461,16 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_f2_x_gradRow := &objective_f2_x_grad[i0][i1]
-			objective_ln2_x_gradV2 := objective_ln2_x_grad[i0][i1][0]
-			objective_ln2_x_gradV3 := objective_ln2_x_grad[i0][i1][1]
-			objective_ln2_x_gradV4 := objective_ln2_x_grad[i0][i1][2]
-			objective_ln2_x_gradV5 := objective_ln2_x_grad[i0][i1][3]
+			objective_ln2_centered_gradV2 := objective_ln2_centered_grad[i0][i1][0]
+			objective_ln2_centered_gradV3 := objective_ln2_centered_grad[i0][i1][1]
+			objective_ln2_centered_gradV4 := objective_ln2_centered_grad[i0][i1][2]
+			objective_ln2_centered_gradV5 := objective_ln2_centered_grad[i0][i1][3]
 			for i3 := range 6 {
 				acc21 := objective_f2_x_gradRow[i3]
-				acc21 += pObjectiveF2WRow2[i3] * objective_ln2_x_gradV2
-				acc21 += pObjectiveF2WRow3[i3] * objective_ln2_x_gradV3
-				acc21 += pObjectiveF2WRow4[i3] * objective_ln2_x_gradV4
-				acc21 += pObjectiveF2WRow5[i3] * objective_ln2_x_gradV5
+				acc21 += pObjectiveF2WRow2[i3] * objective_ln2_centered_gradV2
+				acc21 += pObjectiveF2WRow3[i3] * objective_ln2_centered_gradV3
+				acc21 += pObjectiveF2WRow4[i3] * objective_ln2_centered_gradV4
+				acc21 += pObjectiveF2WRow5[i3] * objective_ln2_centered_gradV5
 				objective_f2_x_gradRow[i3] = acc21
 			}
 		}
@@ -25657,7 +25528,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// i2 unrolled by 4 and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_gradRow2 := &h_grad[i0][i1]
+			objective_ln2_centered_gradRow9 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := 0; i2 < 4; i2 += 4 {
 				pObjectiveF1WRow2 := (*[4]float64)(pObjectiveF1W[4*i2 : 4*i2+4])
 				objective_f2_x_2_gradV2 := objective_f2_x_2_grad[i0][i1][i2]
@@ -25668,19 +25539,19 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 				pObjectiveF1WRow5 := (*[4]float64)(pObjectiveF1W[4*i2+12 : 4*i2+16])
 				objective_f2_x_2_gradV5 := objective_f2_x_2_grad[i0][i1][i2+3]
 				for i3 := range 4 {
-					acc23 := h_gradRow2[i3]
+					acc23 := objective_ln2_centered_gradRow9[i3]
 					acc23 += pObjectiveF1WRow2[i3] * objective_f2_x_2_gradV2
 					acc23 += pObjectiveF1WRow3[i3] * objective_f2_x_2_gradV3
 					acc23 += pObjectiveF1WRow4[i3] * objective_f2_x_2_gradV4
 					acc23 += pObjectiveF1WRow5[i3] * objective_f2_x_2_gradV5
-					h_gradRow2[i3] = acc23
+					objective_ln2_centered_gradRow9[i3] = acc23
 				}
 			}
 			for i2 := 4; i2 < 6; i2++ {
 				pObjectiveF1WRow6 := (*[4]float64)(pObjectiveF1W[4*i2 : 4*i2+4])
 				objective_f2_x_2_gradV6 := objective_f2_x_2_grad[i0][i1][i2]
 				for i3 := range 4 {
-					h_gradRow2[i3] += pObjectiveF1WRow6[i3] * objective_f2_x_2_gradV6
+					objective_ln2_centered_gradRow9[i3] += pObjectiveF1WRow6[i3] * objective_f2_x_2_gradV6
 				}
 			}
 		}
@@ -25689,14 +25560,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g2 =+ g; g2 is objective.ln1.beta.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 2 {
-		h_gradRow3 := &h_grad[i0][0]
-		h_gradRow4 := &h_grad[i0][1]
-		h_gradRow5 := &h_grad[i0][2]
+		objective_ln2_centered_gradRow10 := &objective_ln2_centered_grad[i0][0]
+		objective_ln2_centered_gradRow11 := &objective_ln2_centered_grad[i0][1]
+		objective_ln2_centered_gradRow12 := &objective_ln2_centered_grad[i0][2]
 		for i2 := range 4 {
 			acc24 := gObjectiveLn1Beta[i2]
-			acc24 += h_gradRow3[i2]
-			acc24 += h_gradRow4[i2]
-			acc24 += h_gradRow5[i2]
+			acc24 += objective_ln2_centered_gradRow10[i2]
+			acc24 += objective_ln2_centered_gradRow11[i2]
+			acc24 += objective_ln2_centered_gradRow12[i2]
 			gObjectiveLn1Beta[i2] = acc24
 		}
 	}
@@ -25704,11 +25575,11 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g1 =+ g / v2; g1 is _h.1.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_gradRow6 := &h_grad[i0][i1]
+			objective_ln2_centered_gradRow13 := &objective_ln2_centered_grad[i0][i1]
 			h_3V2 := h_3[i0][i1][0]
 			h_1_gradRow := &h_1_grad[i0][i1]
 			for i2 := range 4 {
-				h_1_gradRow[i2] += h_gradRow6[i2] / h_3V2
+				h_1_gradRow[i2] += objective_ln2_centered_gradRow13[i2] / h_3V2
 			}
 		}
 	}
@@ -25717,12 +25588,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_gradRow7 := &h_grad[i0][i1]
+			objective_ln2_centered_gradRow14 := &objective_ln2_centered_grad[i0][i1]
 			h_1Row3 := &h_1[i0][i1]
 			v2 := h_3[i0][i1][0] * h_3[i0][i1][0]
 			acc25 := h_3_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc25 += h_gradRow7[i2] * (-(h_1Row3[i2] / v2))
+				acc25 += objective_ln2_centered_gradRow14[i2] * (-(h_1Row3[i2] / v2))
 			}
 			h_3_grad[i0][i1][0] = acc25
 		}
@@ -25820,25 +25691,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln1_centered_gradRow4 := &objective_ln1_centered_grad[i0][i1]
-			objective_ln1_x_gradRow := &objective_ln1_x_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln1_x_gradRow[i2] += objective_ln1_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g2 =- g; g2 is objective.ln1/mean.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln1_centered_gradRow5 := &objective_ln1_centered_grad[i0][i1]
+			objective_ln1_centered_gradRow4 := &objective_ln1_centered_grad[i0][i1]
 			acc27 := objective_ln1_mean_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc27 -= objective_ln1_centered_gradRow5[i2]
+				acc27 -= objective_ln1_centered_gradRow4[i2]
 			}
 			objective_ln1_mean_grad[i0][i1][0] = acc27
 		}
@@ -25857,9 +25717,9 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln1_mean_1_gradV := objective_ln1_mean_1_grad[i0][i1][0]
-			objective_ln1_x_gradRow2 := &objective_ln1_x_grad[i0][i1]
+			objective_ln1_centered_gradRow5 := &objective_ln1_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln1_x_gradRow2[i2] += objective_ln1_mean_1_gradV
+				objective_ln1_centered_gradRow5[i2] += objective_ln1_mean_1_gradV
 			}
 		}
 	}
@@ -25867,10 +25727,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g1 =+ g; g1 is x.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln1_x_gradRow3 := &objective_ln1_x_grad[i0][i1]
+			objective_ln1_centered_gradRow6 := &objective_ln1_centered_grad[i0][i1]
 			gXRow := (*[4]float64)(gX[12*i0+4*i1 : 12*i0+4*i1+4])
 			for i2 := range 4 {
-				gXRow[i2] += objective_ln1_x_gradRow3[i2]
+				gXRow[i2] += objective_ln1_centered_gradRow6[i2]
 			}
 		}
 	}
@@ -25879,12 +25739,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 4 {
-				objective_ln1_x_gradV := objective_ln1_x_grad[i0][i1][i2]
+				objective_ln1_centered_gradV := objective_ln1_centered_grad[i0][i1][i2]
 				for i3 := range 2 {
 					objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
 					gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
 					for i4 := range 2 {
-						gObjectiveAttWORow[i4] += objective_ln1_x_gradV * objective_att_ctxRow2[i4]
+						gObjectiveAttWORow[i4] += objective_ln1_centered_gradV * objective_att_ctxRow2[i4]
 					}
 				}
 			}
@@ -25895,12 +25755,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 4 {
-				objective_ln1_x_gradV2 := objective_ln1_x_grad[i0][i1][i2]
+				objective_ln1_centered_gradV2 := objective_ln1_centered_grad[i0][i1][i2]
 				for i3 := range 2 {
 					pObjectiveAttWORow2 := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
 					objective_att_ctx_gradRow := &objective_att_ctx_grad[i0][i1][i3]
 					for i4 := range 2 {
-						objective_att_ctx_gradRow[i4] += pObjectiveAttWORow2[i4] * objective_ln1_x_gradV2
+						objective_att_ctx_gradRow[i4] += pObjectiveAttWORow2[i4] * objective_ln1_centered_gradV2
 					}
 				}
 			}
@@ -26000,28 +25860,15 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_att_scores_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
-				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 				acc30 := objective_att_m_grad[i0][i1][i2][0]
 				for i3 := range 3 {
-					acc30 -= objective_att_ex_1_gradRow3[i3]
+					acc30 -= objective_att_ex_1_gradRow2[i3]
 				}
 				objective_att_m_grad[i0][i1][i2][0] = acc30
 			}
@@ -26067,7 +25914,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 			for i2 := range 2 {
 				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r4 float64
 					if ordinals_1[i3] == objective_att_m_argmax_6V {
@@ -26077,7 +25924,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 					if r4 != 0 {
 						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r5
+					objective_att_ex_1_gradRow3[i3] += r5
 				}
 			}
 		}
@@ -26088,10 +25935,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
-				objective_att_scores_gradRow3 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_1_gradRow := &objective_att_scores_1_grad[i0][i1][i2]
 				for i3 := range 3 {
-					objective_att_scores_1_gradRow[i3] += objective_att_scores_gradRow3[i3] / objective_att_scores_2V2
+					objective_att_scores_1_gradRow[i3] += objective_att_ex_1_gradRow4[i3] / objective_att_scores_2V2
 				}
 			}
 		}

@@ -3817,9 +3817,7 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -3848,10 +3846,7 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -3870,17 +3865,14 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -3893,26 +3885,26 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
@@ -3976,9 +3968,7 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	var net_a1_grad [8][6]float64
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
-	var train_cross_entropy_1_logits_grad [8][2]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][2]float64
 	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -4225,22 +4215,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -4263,28 +4244,19 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -4318,7 +4290,7 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -4328,23 +4300,23 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 8; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 2 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
@@ -4353,20 +4325,20 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 				for i2 := range 5 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -4378,12 +4350,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 8 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -4994,9 +4966,7 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5025,10 +4995,7 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -5047,17 +5014,14 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -5070,26 +5034,26 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
@@ -5153,9 +5117,7 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	var net_a1_grad [4][6]float64
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
-	var train_cross_entropy_1_logits_grad [4][2]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][2]float64
 	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -5375,22 +5337,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -5413,28 +5366,19 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -5468,7 +5412,7 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -5478,22 +5422,22 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -5501,10 +5445,10 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -5515,12 +5459,12 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 4 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -6102,9 +6046,7 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -6133,10 +6075,7 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -6155,17 +6094,14 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -6178,26 +6114,26 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
@@ -6261,9 +6197,7 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	var net_a1_grad [2][6]float64
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -6483,22 +6417,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -6521,28 +6446,19 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -6576,7 +6492,7 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -6586,18 +6502,18 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -6605,10 +6521,10 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -6619,12 +6535,12 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 2 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -7841,9 +7757,7 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -7872,10 +7786,7 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -7894,17 +7805,14 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -7917,26 +7825,26 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
@@ -8000,9 +7908,7 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	var net_a1_grad [8][6]float64
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
-	var train_cross_entropy_1_logits_grad [8][2]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][2]float64
 	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -8249,22 +8155,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -8287,28 +8184,19 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -8342,7 +8230,7 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -8352,23 +8240,23 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 8; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 2 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
@@ -8377,20 +8265,20 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 				for i2 := range 5 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -8402,12 +8290,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 8 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][0]
-		train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -11455,9 +11343,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -11484,11 +11370,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..99:
@@ -11511,19 +11393,15 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -11538,7 +11416,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -11546,21 +11424,21 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..99:
@@ -11631,9 +11509,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	var net_a1_grad [100][2][4]float64
 	var net_a2_2_grad [100][2][4]float64
 	var net_a2_grad [100][2][4]float64
-	var train_log_softmax_1_x_grad [100][2][2]float64
 	var train_log_softmax_1_m_grad [100][2][1]float64
-	var train_log_softmax_1_z_grad [100][2][2]float64
 	var train_1_grad [100][2][2]float64
 	var train_2_grad [100][2][1]float64
 	var train_3_grad [100][2][1]float64
@@ -11978,32 +11854,14 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_4_gradRow2 := &train_4_grad[i0][i1]
-				train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-				for i2 := range 2 {
-					train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 100 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -12033,35 +11891,17 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	// float64 pointwise kernel over 400 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
+		ocannlMap9AVX512(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
+		ocannlMap9AVX2(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
 				train_1_gradRow2 := &train_1_grad[i0][i1]
 				train_1Row3 := &train_1[i0][i1]
-				train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+				train_4_gradRow3 := &train_4_grad[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-				train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-				for i2 := range 2 {
-					train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+					train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 				}
 			}
 		}
@@ -12071,10 +11911,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// reduction accumulated in a local variable.
 	for i0 := range 100 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -12114,7 +11954,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -12124,7 +11964,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -12132,18 +11972,18 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 200 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce9AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce9AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 100 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -12152,19 +11992,19 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=2 N=4 K=200: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&gNetW3[0], &train_log_softmax_1_x_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm0AVX512(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&gNetW3[0], &train_log_softmax_1_x_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm0AVX2(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else {
 		*gNetW3 = [8]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -12174,9 +12014,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=200 N=4 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_a2_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0], &pNetW3[0])
+		ocannlGemm1AVX512(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_a2_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0], &pNetW3[0])
+		ocannlGemm1AVX2(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW3Row2 := (*[4]float64)(pNetW3[0:4])
@@ -12184,12 +12024,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2_gradRow := &net_a2_grad[i0][i1]
-				train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-				train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+				train_4_gradV2 := train_4_grad[i0][i1][0]
+				train_4_gradV3 := train_4_grad[i0][i1][1]
 				for i3 := range 4 {
 					acc11 := net_a2_gradRow[i3]
-					acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-					acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+					acc11 += pNetW3Row2[i3] * train_4_gradV2
+					acc11 += pNetW3Row3[i3] * train_4_gradV3
 					net_a2_gradRow[i3] = acc11
 				}
 			}
@@ -12199,9 +12039,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap10AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap10AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -12299,9 +12139,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap10AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap10AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -12526,9 +12366,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12575,9 +12415,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12660,7 +12500,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12689,7 +12529,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -12913,9 +12753,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -12942,11 +12780,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..49:
@@ -12969,19 +12803,15 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -12996,7 +12826,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -13004,21 +12834,21 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	for i0 in 0..49:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..49:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..49:
@@ -13088,9 +12918,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	var net_a1_grad [50][2][4]float64
 	var net_a2_2_grad [50][2][4]float64
 	var net_a2_grad [50][2][4]float64
-	var train_log_softmax_1_x_grad [50][2][2]float64
 	var train_log_softmax_1_m_grad [50][2][1]float64
-	var train_log_softmax_1_z_grad [50][2][2]float64
 	var train_1_grad [50][2][2]float64
 	var train_2_grad [50][2][1]float64
 	var train_3_grad [50][2][1]float64
@@ -13123,9 +12951,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap14AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap14AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13141,9 +12969,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a1 = pointwise relu of _net/a1.2
 	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
+		ocannlMap15AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
+		ocannlMap15AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13190,9 +13018,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap14AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap14AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13208,9 +13036,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a2 = pointwise relu of _net/a2.2
 	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
+		ocannlMap15AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
+		ocannlMap15AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13293,7 +13121,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13322,7 +13150,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -13403,25 +13231,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -13453,20 +13270,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -13475,10 +13281,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -13518,7 +13324,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -13528,7 +13334,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -13536,18 +13342,18 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 100 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce14AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce14AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 50 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -13556,19 +13362,19 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=2 N=4 K=100: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&gNetW3[0], &train_log_softmax_1_x_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm5AVX512(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&gNetW3[0], &train_log_softmax_1_x_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm5AVX2(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else {
 		*gNetW3 = [8]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -13578,9 +13384,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=100 N=4 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0], &pNetW3[0])
+		ocannlGemm6AVX512(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0], &pNetW3[0])
+		ocannlGemm6AVX2(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW3Row2 := (*[4]float64)(pNetW3[0:4])
@@ -13588,12 +13394,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2_gradRow := &net_a2_grad[i0][i1]
-				train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-				train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+				train_4_gradV2 := train_4_grad[i0][i1][0]
+				train_4_gradV3 := train_4_grad[i0][i1][1]
 				for i3 := range 4 {
 					acc11 := net_a2_gradRow[i3]
-					acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-					acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+					acc11 += pNetW3Row2[i3] * train_4_gradV2
+					acc11 += pNetW3Row3[i3] * train_4_gradV3
 					net_a2_gradRow[i3] = acc11
 				}
 			}
@@ -13603,9 +13409,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap16AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap16AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13703,9 +13509,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap16AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap16AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -14050,7 +13856,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -14079,7 +13885,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14303,9 +14109,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -14332,11 +14136,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..24:
@@ -14359,19 +14159,15 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -14386,7 +14182,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -14394,21 +14190,21 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	for i0 in 0..24:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..24:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..24:
@@ -14478,9 +14274,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	var net_a1_grad [25][2][4]float64
 	var net_a2_2_grad [25][2][4]float64
 	var net_a2_grad [25][2][4]float64
-	var train_log_softmax_1_x_grad [25][2][2]float64
 	var train_log_softmax_1_m_grad [25][2][1]float64
-	var train_log_softmax_1_z_grad [25][2][2]float64
 	var train_1_grad [25][2][2]float64
 	var train_2_grad [25][2][1]float64
 	var train_3_grad [25][2][1]float64
@@ -14655,7 +14449,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -14684,7 +14478,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14766,25 +14560,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -14816,20 +14599,9 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -14838,10 +14610,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -14881,7 +14653,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -14891,7 +14663,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -14899,18 +14671,18 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 50 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce19AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce19AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 25 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -14920,21 +14692,21 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce20AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce20AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce20AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce20AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -14948,12 +14720,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	for i0 := range 25 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-			train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -15395,7 +15167,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -15424,7 +15196,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15648,9 +15420,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -15677,11 +15447,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..11:
@@ -15704,19 +15470,15 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -15731,7 +15493,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -15739,21 +15501,21 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	for i0 in 0..11:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..11:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..11:
@@ -15823,9 +15585,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	var net_a1_grad [12][2][4]float64
 	var net_a2_2_grad [12][2][4]float64
 	var net_a2_grad [12][2][4]float64
-	var train_log_softmax_1_x_grad [12][2][2]float64
 	var train_log_softmax_1_m_grad [12][2][1]float64
-	var train_log_softmax_1_z_grad [12][2][2]float64
 	var train_1_grad [12][2][2]float64
 	var train_2_grad [12][2][1]float64
 	var train_3_grad [12][2][1]float64
@@ -16000,7 +15760,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -16029,7 +15789,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -16113,25 +15873,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -16163,20 +15912,9 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -16185,10 +15923,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -16228,7 +15966,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -16238,7 +15976,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -16246,18 +15984,18 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 24 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce25AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce25AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 12 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -16267,21 +16005,21 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce26AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce26AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce26AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce26AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -16295,12 +16033,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	for i0 := range 12 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-			train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -16743,7 +16481,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -16984,9 +16722,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -17013,11 +16749,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..5:
@@ -17040,19 +16772,15 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -17067,7 +16795,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -17075,21 +16803,21 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
@@ -17159,9 +16887,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	var net_a1_grad [6][2][4]float64
 	var net_a2_2_grad [6][2][4]float64
 	var net_a2_grad [6][2][4]float64
-	var train_log_softmax_1_x_grad [6][2][2]float64
 	var train_log_softmax_1_m_grad [6][2][1]float64
-	var train_log_softmax_1_z_grad [6][2][2]float64
 	var train_1_grad [6][2][2]float64
 	var train_2_grad [6][2][1]float64
 	var train_3_grad [6][2][1]float64
@@ -17336,7 +17062,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -17437,25 +17163,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -17487,20 +17202,9 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -17509,10 +17213,10 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -17552,7 +17256,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -17562,7 +17266,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -17570,12 +17274,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 6 {
-		train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -17584,21 +17288,21 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce32AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce32AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce32AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce32AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -17612,12 +17316,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	for i0 := range 6 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-			train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -18274,9 +17978,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -18303,11 +18005,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..2:
@@ -18330,19 +18028,15 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -18357,7 +18051,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
@@ -18365,21 +18059,21 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += train.log_softmax#1/x.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * train.log_softmax#1/x.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
@@ -18449,9 +18143,7 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	var net_a1_grad [3][2][4]float64
 	var net_a2_2_grad [3][2][4]float64
 	var net_a2_grad [3][2][4]float64
-	var train_log_softmax_1_x_grad [3][2][2]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_log_softmax_1_z_grad [3][2][2]float64
 	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
@@ -18700,25 +18392,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -18750,20 +18431,9 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -18772,10 +18442,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -18815,7 +18485,7 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -18825,7 +18495,7 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -18833,12 +18503,12 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -18848,10 +18518,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			net_a2Row3 := &net_a2[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_x_gradV := train_log_softmax_1_x_grad[i0][i1][i2]
+				train_4_gradV := train_4_grad[i0][i1][i2]
 				gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 				for i3 := range 4 {
-					gNetW3Row[i3] += train_log_softmax_1_x_gradV * net_a2Row3[i3]
+					gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 				}
 			}
 		}
@@ -18864,12 +18534,12 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_gradV2 := train_log_softmax_1_x_grad[i0][i1][0]
-			train_log_softmax_1_x_gradV3 := train_log_softmax_1_x_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -19465,9 +19135,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -19514,9 +19184,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -22564,9 +22234,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// the zero fill absorbed: float32 pointwise kernel over 10 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap22AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap22AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		net_a2Row3 := &net_a2[0]
@@ -22647,9 +22317,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap23AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap23AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		net_a1Row3 := &net_a1[0]
@@ -22723,9 +22393,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap24AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap24AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		xRow2 := &x[0]
@@ -22953,7 +22623,7 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -22963,9 +22633,9 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -23067,9 +22737,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -23134,9 +22804,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows256Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -23201,9 +22871,9 @@ func (r8 *ocannlBenchRowsTrainLoss_rows256Part5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -23259,9 +22929,9 @@ func (r10 *ocannlBenchRowsTrainLoss_rows256Part7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -23288,9 +22958,9 @@ func (r11 *ocannlBenchRowsTrainLoss_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -23381,9 +23051,9 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
 //	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -23505,9 +23175,7 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -23536,10 +23204,7 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..255:
@@ -23558,17 +23223,14 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -23581,26 +23243,26 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
@@ -23753,7 +23415,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -23763,9 +23425,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -23824,9 +23486,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -23841,9 +23503,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -23852,23 +23514,6 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -23882,10 +23527,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -23894,9 +23539,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -23907,9 +23552,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -23924,33 +23569,16 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -23958,16 +23586,16 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -23976,9 +23604,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
@@ -24015,14 +23643,14 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r17 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -24032,7 +23660,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 				if r17 != 0 {
 					r18 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r18
+				train_cross_entropy_1_logp_gradRow5[i1] += r18
 			}
 		}
 	}
@@ -24040,22 +23668,22 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -24217,9 +23845,7 @@ type ocannlBenchRowsBackward_rows256Scratch struct {
 	net_a1_grad                       [256][64]float32
 	net_a2_2_grad                     [256][64]float32
 	net_a2_grad                       [256][64]float32
-	train_cross_entropy_1_logits_grad [256][10]float32
 	train_cross_entropy_1_m_grad      [256][1]float32
-	train_cross_entropy_1_z_grad      [256][10]float32
 	train_cross_entropy_1_logp_1_grad [256][10]float32
 	train_cross_entropy_1_logp_2_grad [256][1]float32
 	train_cross_entropy_1_logp_3_grad [256][1]float32
@@ -24277,9 +23903,9 @@ func (r2 *ocannlBenchRowsBackward_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -24305,9 +23931,9 @@ func (r4 *ocannlBenchRowsBackward_rows256Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
@@ -24372,9 +23998,9 @@ func (r6 *ocannlBenchRowsBackward_rows256Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
@@ -24400,9 +24026,9 @@ func (r8 *ocannlBenchRowsBackward_rows256Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
@@ -24467,9 +24093,9 @@ func (r10 *ocannlBenchRowsBackward_rows256Part7) Part(j8 int) {
 	pNetB3, scratch := r10.pNetB3, r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
@@ -24525,9 +24151,9 @@ func (r12 *ocannlBenchRowsBackward_rows256Part9) Part(j10 int) {
 	scratch := r12.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
@@ -24554,9 +24180,9 @@ func (r13 *ocannlBenchRowsBackward_rows256Part10) Part(j11 int) {
 	scratch := r13.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
@@ -24614,17 +24240,17 @@ func (r19 *ocannlBenchRowsBackward_rows256Part12) Part(j14 int) {
 	gNetW3Partial[j14] = [10][64]float32{}
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0+32*j14]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0+32*j14][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
 				gNetW3PartialRow := &gNetW3Partial[j14][i1]
 				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -24646,36 +24272,36 @@ func (r20 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
 	pNetW3, scratch := r20.pNetW3, r20.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
-					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc12
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -24696,9 +24322,9 @@ func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j18 int) {
 	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
@@ -24848,9 +24474,9 @@ func (r29 *ocannlBenchRowsBackward_rows256Part18) Part(j23 int) {
 	scratch := r29.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]
@@ -25124,9 +24750,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -25158,9 +24784,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -25175,9 +24801,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -25209,7 +24835,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -25219,9 +24845,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -25323,9 +24949,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -25390,9 +25016,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows128Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap41AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap41AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
@@ -25491,9 +25117,9 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
 //	_train.cross_entropy#1/logits.1.grad: [128 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [128 10] (let, local)
 //	train.cross_entropy#1/m.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [128 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -25615,9 +25241,7 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -25646,10 +25270,7 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..127:
@@ -25668,17 +25289,14 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -25691,26 +25309,26 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..127:
@@ -25827,9 +25445,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -25861,9 +25479,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -25878,9 +25496,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -25912,7 +25530,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -25922,9 +25540,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -25983,9 +25601,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap49AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap49AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [128][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -26000,9 +25618,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
 		for i0 := range 128 {
@@ -26011,23 +25629,6 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [128][10]float32{}
-		for i0 := range 128 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -26041,10 +25642,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -26058,9 +25659,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap51AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [128][10]float32{}
 		for i0 := range 128 {
@@ -26075,33 +25676,16 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1280 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap52AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [128][10]float32{}
-		for i0 := range 128 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -26109,16 +25693,16 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -26159,14 +25743,14 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r12 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -26176,7 +25760,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 				if r12 != 0 {
 					r13 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
+				train_cross_entropy_1_logp_gradRow5[i1] += r13
 			}
 		}
 	}
@@ -26184,22 +25768,22 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 128 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce49AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 128; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -26208,18 +25792,18 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm28AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm28AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 128 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -26228,9 +25812,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=128 N=64 K=10: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm29AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm29AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [128][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -26238,27 +25822,27 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -26267,9 +25851,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap54AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap54AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
 		for i0 := range 128 {
@@ -26400,9 +25984,7 @@ type ocannlBenchRowsBackward_rows128Scratch struct {
 	net_a1_grad                       [128][64]float32
 	net_a2_2_grad                     [128][64]float32
 	net_a2_grad                       [128][64]float32
-	train_cross_entropy_1_logits_grad [128][10]float32
 	train_cross_entropy_1_m_grad      [128][1]float32
-	train_cross_entropy_1_z_grad      [128][10]float32
 	train_cross_entropy_1_logp_1_grad [128][10]float32
 	train_cross_entropy_1_logp_2_grad [128][1]float32
 	train_cross_entropy_1_logp_3_grad [128][1]float32
@@ -26460,9 +26042,9 @@ func (r2 *ocannlBenchRowsBackward_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap47AVX512(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap47AVX2(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -26488,9 +26070,9 @@ func (r4 *ocannlBenchRowsBackward_rows128Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlMap48AVX512(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlMap48AVX2(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+16*j3]
@@ -26555,9 +26137,9 @@ func (r6 *ocannlBenchRowsBackward_rows128Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlMap47AVX512(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlMap47AVX2(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j5]
@@ -26583,9 +26165,9 @@ func (r8 *ocannlBenchRowsBackward_rows128Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
+		ocannlMap48AVX512(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
+		ocannlMap48AVX2(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+16*j6]
@@ -26764,9 +26346,9 @@ func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j14 int) {
 	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap55AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap55AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row3 := &scratch.net_a1_2[i0+16*j14]
@@ -27040,9 +26622,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -27074,9 +26656,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -27091,9 +26673,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -27125,7 +26707,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -27135,9 +26717,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -27239,9 +26821,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap56AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap56AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -27306,9 +26888,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows64Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap56AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap56AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
@@ -27407,9 +26989,9 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
 //	_train.cross_entropy#1/logits.1.grad: [64 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [64 10] (let, local)
 //	train.cross_entropy#1/m.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [64 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -27531,9 +27113,7 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -27562,10 +27142,7 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..63:
@@ -27584,17 +27161,14 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -27607,26 +27181,26 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..63:
@@ -27743,9 +27317,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -27777,9 +27351,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -27794,9 +27368,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -27828,7 +27402,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -27838,9 +27412,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -27899,9 +27473,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap67AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap64AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap64AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [64][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -27916,9 +27490,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap65AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap65AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
 		for i0 := range 64 {
@@ -27927,23 +27501,6 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [64][10]float32{}
-		for i0 := range 64 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -27957,10 +27514,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -27974,9 +27531,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [64][10]float32{}
 		for i0 := range 64 {
@@ -27991,33 +27548,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 640 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap67AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap67AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [64][10]float32{}
-		for i0 := range 64 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -28025,16 +27565,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -28075,14 +27615,14 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 64 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap68AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap68AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r12 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -28092,7 +27632,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 				if r12 != 0 {
 					r13 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
+				train_cross_entropy_1_logp_gradRow5[i1] += r13
 			}
 		}
 	}
@@ -28100,22 +27640,22 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 64 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce56AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -28124,18 +27664,18 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm36AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm36AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 64 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -28144,9 +27684,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=64 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm37AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm37AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [64][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -28154,27 +27694,27 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -28183,9 +27723,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap69AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap69AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -28256,9 +27796,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap69AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap69AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -28338,9 +27878,7 @@ type ocannlBenchRowsBackward_rows64Scratch struct {
 	net_a1_grad                       [64][64]float32
 	net_a2_2_grad                     [64][64]float32
 	net_a2_grad                       [64][64]float32
-	train_cross_entropy_1_logits_grad [64][10]float32
 	train_cross_entropy_1_m_grad      [64][1]float32
-	train_cross_entropy_1_z_grad      [64][10]float32
 	train_cross_entropy_1_logp_1_grad [64][10]float32
 	train_cross_entropy_1_logp_2_grad [64][1]float32
 	train_cross_entropy_1_logp_3_grad [64][1]float32
@@ -28398,9 +27936,9 @@ func (r2 *ocannlBenchRowsBackward_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap62AVX512(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap62AVX2(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -28426,9 +27964,9 @@ func (r4 *ocannlBenchRowsBackward_rows64Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlMap63AVX512(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlMap63AVX2(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+8*j3]
@@ -28493,9 +28031,9 @@ func (r6 *ocannlBenchRowsBackward_rows64Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlMap62AVX512(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlMap62AVX2(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j5]
@@ -28521,9 +28059,9 @@ func (r8 *ocannlBenchRowsBackward_rows64Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlMap63AVX512(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlMap63AVX2(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+8*j6]
@@ -28839,9 +28377,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -28868,9 +28406,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -28909,9 +28447,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -28943,9 +28481,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -28960,9 +28498,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -28994,7 +28532,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29004,9 +28542,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -29141,9 +28679,9 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
 //	_train.cross_entropy#1/logits.1.grad: [32 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [32 10] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [32 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -29265,9 +28803,7 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -29296,10 +28832,7 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..31:
@@ -29318,17 +28851,14 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -29341,26 +28871,26 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
@@ -29439,9 +28969,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -29455,9 +28985,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
+		ocannlMap32AVX512(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
+		ocannlMap32AVX2(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0]
@@ -29484,9 +29014,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -29500,9 +29030,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
+		ocannlMap32AVX512(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
+		ocannlMap32AVX2(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0]
@@ -29541,9 +29071,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -29575,9 +29105,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -29592,9 +29122,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -29626,7 +29156,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29636,9 +29166,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -29697,9 +29227,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap76AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap72AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap72AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -29714,9 +29244,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap77AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -29725,23 +29255,6 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap78AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [32][10]float32{}
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -29755,10 +29268,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -29772,9 +29285,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap79AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap79AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -29789,33 +29302,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 320 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap80AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap75AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap80AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap75AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap78AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [32][10]float32{}
-		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -29823,16 +29319,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -29873,14 +29369,14 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 32 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap81AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap76AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap81AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap76AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r6 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -29890,7 +29386,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 				if r6 != 0 {
 					r7 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r7
+				train_cross_entropy_1_logp_gradRow5[i1] += r7
 			}
 		}
 	}
@@ -29898,22 +29394,22 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 32 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce61AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce61AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -29922,18 +29418,18 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -29942,9 +29438,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [32][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -29952,27 +29448,27 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -29981,9 +29477,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -30054,9 +29550,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -30143,9 +29639,7 @@ type ocannlBenchRowsBackward_rows32Scratch struct {
 	net_a1_grad                       [32][64]float32
 	net_a2_2_grad                     [32][64]float32
 	net_a2_grad                       [32][64]float32
-	train_cross_entropy_1_logits_grad [32][10]float32
 	train_cross_entropy_1_m_grad      [32][1]float32
-	train_cross_entropy_1_z_grad      [32][10]float32
 	train_cross_entropy_1_logp_1_grad [32][10]float32
 	train_cross_entropy_1_logp_2_grad [32][1]float32
 	train_cross_entropy_1_logp_3_grad [32][1]float32
@@ -30429,9 +29923,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -30470,9 +29964,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -30548,9 +30042,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -30582,7 +30076,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap83AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -30795,9 +30289,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -30826,10 +30318,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -30848,17 +30337,14 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -30871,26 +30357,26 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..15:
@@ -30954,9 +30440,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	var net_a1_grad [16][64]float32
 	var net_a2_2_grad [16][64]float32
 	var net_a2_grad [16][64]float32
-	var train_cross_entropy_1_logits_grad [16][10]float32
 	var train_cross_entropy_1_m_grad [16][1]float32
-	var train_cross_entropy_1_z_grad [16][10]float32
 	var train_cross_entropy_1_logp_1_grad [16][10]float32
 	var train_cross_entropy_1_logp_2_grad [16][1]float32
 	var train_cross_entropy_1_logp_3_grad [16][1]float32
@@ -30995,9 +30479,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap47AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap47AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -31011,9 +30495,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap48AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap48AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -31052,9 +30536,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap47AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap47AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31068,9 +30552,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap48AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap48AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -31146,9 +30630,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -31180,7 +30664,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap83AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -31255,15 +30739,6 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -31273,10 +30748,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -31300,34 +30775,25 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce65AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce65AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -31369,7 +30835,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	for i0 := range 16 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -31379,29 +30845,29 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce67AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -31410,18 +30876,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm46AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm46AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 16 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -31430,36 +30896,36 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=16 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm47AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm47AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
 			net_a2_gradRow := &net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -31468,9 +30934,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap55AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap55AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -31568,9 +31034,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap55AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap55AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -31798,9 +31264,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap56AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap56AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -31839,9 +31305,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap56AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap56AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31917,9 +31383,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap84AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap84AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -32159,9 +31625,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -32190,10 +31654,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -32212,17 +31673,14 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -32235,26 +31693,26 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
@@ -32318,9 +31776,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	var net_a1_grad [8][64]float32
 	var net_a2_2_grad [8][64]float32
 	var net_a2_grad [8][64]float32
-	var train_cross_entropy_1_logits_grad [8][10]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_z_grad [8][10]float32
 	var train_cross_entropy_1_logp_1_grad [8][10]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
@@ -32359,9 +31815,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap62AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap62AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -32375,9 +31831,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap63AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap63AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -32416,9 +31872,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap62AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap62AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -32432,9 +31888,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap63AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap63AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -32510,9 +31966,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap84AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap84AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -32614,15 +32070,6 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32632,10 +32079,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -32659,34 +32106,25 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce71AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce71AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -32728,7 +32166,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -32738,29 +32176,29 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce73AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce73AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -32769,18 +32207,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm50AVX512(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm50AVX2(&gNetW3[0], &train_cross_entropy_1_logits_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -32789,36 +32227,36 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm51AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm51AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := train_cross_entropy_1_logits_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := train_cross_entropy_1_logits_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -32827,9 +32265,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap85AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap80AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap85AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap80AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -32927,9 +32365,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap85AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap80AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap85AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap80AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -33208,7 +32646,7 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -33218,9 +32656,9 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -33322,9 +32760,9 @@ func (r3 *ocannlBenchFixedTrainLossPart1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -33389,9 +32827,9 @@ func (r6 *ocannlBenchFixedTrainLossPart3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -33456,9 +32894,9 @@ func (r8 *ocannlBenchFixedTrainLossPart5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -33514,9 +32952,9 @@ func (r10 *ocannlBenchFixedTrainLossPart7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -33543,9 +32981,9 @@ func (r11 *ocannlBenchFixedTrainLossPart8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -33636,9 +33074,9 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
 //	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -33760,9 +33198,7 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -33791,10 +33227,7 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..255:
@@ -33813,17 +33246,14 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -33836,26 +33266,26 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logits.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logits.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
@@ -34008,7 +33438,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -34018,9 +33448,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -34079,9 +33509,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -34096,9 +33526,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -34107,23 +33537,6 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -34137,10 +33550,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -34149,9 +33562,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -34162,9 +33575,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -34179,33 +33592,16 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -34213,16 +33609,16 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -34231,9 +33627,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
@@ -34270,14 +33666,14 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r17 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -34287,7 +33683,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 				if r17 != 0 {
 					r18 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r18
+				train_cross_entropy_1_logp_gradRow5[i1] += r18
 			}
 		}
 	}
@@ -34295,22 +33691,22 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -34472,9 +33868,7 @@ type ocannlBenchFixedBackwardScratch struct {
 	net_a1_grad                       [256][64]float32
 	net_a2_2_grad                     [256][64]float32
 	net_a2_grad                       [256][64]float32
-	train_cross_entropy_1_logits_grad [256][10]float32
 	train_cross_entropy_1_m_grad      [256][1]float32
-	train_cross_entropy_1_z_grad      [256][10]float32
 	train_cross_entropy_1_logp_1_grad [256][10]float32
 	train_cross_entropy_1_logp_2_grad [256][1]float32
 	train_cross_entropy_1_logp_3_grad [256][1]float32
@@ -34532,9 +33926,9 @@ func (r2 *ocannlBenchFixedBackwardPart1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -34560,9 +33954,9 @@ func (r4 *ocannlBenchFixedBackwardPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
@@ -34627,9 +34021,9 @@ func (r6 *ocannlBenchFixedBackwardPart4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
@@ -34655,9 +34049,9 @@ func (r8 *ocannlBenchFixedBackwardPart5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
@@ -34722,9 +34116,9 @@ func (r10 *ocannlBenchFixedBackwardPart7) Part(j8 int) {
 	pNetB3, scratch := r10.pNetB3, r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
@@ -34780,9 +34174,9 @@ func (r12 *ocannlBenchFixedBackwardPart9) Part(j10 int) {
 	scratch := r12.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
@@ -34809,9 +34203,9 @@ func (r13 *ocannlBenchFixedBackwardPart10) Part(j11 int) {
 	scratch := r13.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
@@ -34869,17 +34263,17 @@ func (r19 *ocannlBenchFixedBackwardPart12) Part(j14 int) {
 	gNetW3Partial[j14] = [10][64]float32{}
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0+32*j14]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradV := scratch.train_cross_entropy_1_logits_grad[i0+32*j14][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
 				gNetW3PartialRow := &gNetW3Partial[j14][i1]
 				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logits_gradV * net_a2Row3[i2]
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -34901,36 +34295,36 @@ func (r20 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
 	pNetW3, scratch := r20.pNetW3, r20.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV2 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_gradV3 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_gradV4 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_gradV5 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
-					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logits_gradV2
-					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logits_gradV3
-					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logits_gradV4
-					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logits_gradV5
+					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc12
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_gradV6 := scratch.train_cross_entropy_1_logits_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -34951,9 +34345,9 @@ func (r23 *ocannlBenchFixedBackwardPart14) Part(j18 int) {
 	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
@@ -35103,9 +34497,9 @@ func (r29 *ocannlBenchFixedBackwardPart18) Part(j23 int) {
 	scratch := r29.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]

@@ -7132,29 +7132,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float64, x0 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7177,9 +7157,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7204,9 +7184,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7229,9 +7209,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7253,9 +7233,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64)
+// func ocannlMap15AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7273,9 +7253,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7300,6 +7280,36 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000a, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
@@ -7308,7 +7318,7 @@ TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000000a, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (CX), Z1
@@ -7342,36 +7352,6 @@ TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 
 row1:
 	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000004, SI
-
-e2:
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, CX
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (CX), Z1
 	MOVQ         $0x00000002, SI
 
 e2:
@@ -7390,9 +7370,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7420,9 +7400,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7444,9 +7424,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7469,9 +7449,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7480,45 +7460,45 @@ TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap29AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap29AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap29AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap29AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap29AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7530,123 +7510,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap29AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap29AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap29AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap29AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap29AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap29AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap29AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap29AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap29AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap29AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap29AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7673,9 +7653,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7702,9 +7682,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7722,9 +7702,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7741,9 +7721,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7765,29 +7745,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7809,9 +7769,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7831,9 +7791,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7856,9 +7816,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -7873,9 +7833,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7905,9 +7865,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7932,9 +7892,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7962,9 +7922,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7986,9 +7946,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8011,9 +7971,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8022,45 +7982,45 @@ TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap46AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap46AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap46AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap46AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap46AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8072,123 +8032,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap46AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap46AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap46AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap46AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap46AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap46AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap46AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap46AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap46AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap46AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap46AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8215,9 +8175,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8244,9 +8204,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8264,9 +8224,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8283,9 +8243,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8307,29 +8267,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000050, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8349,9 +8289,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8374,9 +8314,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8406,9 +8346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8433,9 +8373,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8460,9 +8400,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8490,9 +8430,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8514,9 +8454,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8539,9 +8479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX512(c *float32, x0 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8550,45 +8490,45 @@ TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap62AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap62AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap62AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap62AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap62AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8600,123 +8540,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap62AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap62AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap62AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap62AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap62AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap62AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap62AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap62AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap62AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap62AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap62AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap59AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap59AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap64AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8743,9 +8683,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8772,9 +8712,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8792,9 +8732,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8811,9 +8751,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8835,29 +8775,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000028, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap70AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8877,9 +8797,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8902,9 +8822,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8934,9 +8854,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8961,9 +8881,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8990,9 +8910,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32)
+// func ocannlMap72AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9009,9 +8929,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9033,29 +8953,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX512(c *float32, x0 *float32)
+// func ocannlMap74AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap79AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9075,9 +8975,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9100,9 +9000,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9132,9 +9032,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9143,45 +9043,45 @@ TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap82AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap82AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap82AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap82AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap82AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9193,123 +9093,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap82AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap82AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap82AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap82AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap82AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap82AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap82AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap82AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap82AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap82AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap82AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap84AVX512(c *float32, x0 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9318,45 +9218,45 @@ TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap84AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap84AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap84AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap84AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap84AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9368,123 +9268,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap84AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap84AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap84AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap84AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap84AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap84AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap84AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap84AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap84AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap84AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap84AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap79AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap79AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19094,29 +18994,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19139,9 +19019,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19166,9 +19046,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19191,9 +19071,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19202,37 +19082,37 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap13AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap13AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap13AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap12AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19243,91 +19123,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap14AVX2(c *float64, x0 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19336,49 +19216,49 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap14AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap13AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap14AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap13AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap14AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap14AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap13AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap14AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap14AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap13AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap13AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap14AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap13AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap14AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap13AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap14AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap13AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap14AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap14AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap14AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap13AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap14AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap13AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap14AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap14AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap13AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap13AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -19388,103 +19268,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19506,9 +19386,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19526,9 +19406,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19553,9 +19433,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19564,37 +19444,37 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap17AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap18AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap18AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap18AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap18AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap18AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap18AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap17AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap17AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap17AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap17AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap18AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap18AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap18AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap18AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19605,91 +19485,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap19AVX2(c *float64, x0 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19699,49 +19579,49 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y1
-	VCMPPD      $0x01, ocannlMap19AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap19AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap19AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap19AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap19AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap19AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap19AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap19AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap19AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap19AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap19AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap19AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap19AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap19AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap19AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap19AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap19AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap19AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap19AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap19AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap19AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMOVUPS     Y5, (AX)
 	ADDQ        $+32, AX
@@ -19749,151 +19629,151 @@ e1:
 	DECQ        DX
 	JNZ         e1
 	VMASKMOVPD  (CX), Y0, Y1
-	VCMPPD      $0x01, ocannlMap19AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap19AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap19AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap19AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap19AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap19AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap19AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap19AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap19AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap19AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap19AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap19AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap19AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap19AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap19AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap19AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap19AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap19AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap19AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap19AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap19AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap19AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap19AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMASKMOVPD  Y5, Y0, (AX)
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap19AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap19AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap19AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap19AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19902,37 +19782,37 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap19AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap20AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap19AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap20AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap20AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap20AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap20AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap19AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap19AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap19AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap19AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap20AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap20AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap20AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap20AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19943,87 +19823,244 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap20AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000006, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y3, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap20AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap20AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap20AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap20AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $736
 
 // func ocannlMap21AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -20035,195 +20072,38 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000006, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap21AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap21AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap21AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap21AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap21AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap21AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap21AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap21AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap21AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap21AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap21AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap21AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap21AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap21AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap21AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap21AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap21AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap21AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap21AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap21AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap21AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap21AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap21AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap21AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap21AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap21AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap21AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap21AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap21AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap21AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap21AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap21AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap21AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap21AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap21AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap21AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap21AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap21AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap21AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap22AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
-
-e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap22AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap22AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap21AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap22AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap22AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20234,87 +20114,117 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x0000000a, BX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000008, SI
+
+e2:
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
 
 // func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -20324,7 +20234,7 @@ TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000000a, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (CX), Y1
@@ -20358,36 +20268,6 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 
 row1:
 	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000008, SI
-
-e2:
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, CX
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000004, SI
 
 e2:
@@ -20406,9 +20286,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20436,9 +20316,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20467,9 +20347,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20496,9 +20376,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20507,31 +20387,31 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap29AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap29AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap29AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap29AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap29AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap29AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap29AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap29AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap29AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap29AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap29AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap29AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20542,123 +20422,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap29AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap29AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap29AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap29AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap29AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap29AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap29AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap29AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap29AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap29AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap29AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap29AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap29AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap29AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap29AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20671,83 +20551,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap30AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap30AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap30AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap30AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap30AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap30AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap30AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap30AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap30AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap30AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap30AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap30AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap30AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap30AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap30AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap30AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap30AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap30AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap30AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap30AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap30AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap30AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap30AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap30AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap30AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap30AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap30AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap30AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap30AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap30AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap30AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20759,91 +20639,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap30AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap30AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap30AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap30AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap30AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap30AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap30AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap30AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap30AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap30AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap30AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap30AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap30AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap30AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap30AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap30AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap30AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap30AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap30AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap30AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap30AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap30AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap30AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap30AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap30AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap30AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap30AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap30AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap30AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap30AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap30AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap30AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap30AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap30AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap30AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap30AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap30AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap30AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap30AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap30AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap30AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap30AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap30AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap30AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap30AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap30AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap30AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap30AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap30AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap30AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap30AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap30AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap30AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap30AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap30AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap30AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap30AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap30AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap30AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap30AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap30AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap30AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap30AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap30AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap30AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap30AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20877,9 +20757,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20906,9 +20786,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20926,9 +20806,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20945,9 +20825,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20969,29 +20849,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21013,9 +20873,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21037,9 +20897,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21062,9 +20922,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -21079,9 +20939,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21121,9 +20981,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21148,9 +21008,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21178,9 +21038,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21209,9 +21069,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21238,9 +21098,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21249,31 +21109,31 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap46AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap46AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap46AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap46AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap46AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap46AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap44AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap46AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap46AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -21284,123 +21144,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap46AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap46AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap46AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap46AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap46AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap46AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap46AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap46AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap46AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap46AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap46AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap46AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap46AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap46AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap46AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap46AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21413,83 +21273,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap47AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap47AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap47AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap47AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap47AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap47AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap47AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap47AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap47AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap47AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap47AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap47AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap47AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap47AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap47AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap47AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap47AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap47AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap47AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap47AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap47AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap47AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap47AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap47AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap47AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap47AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap47AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap47AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap47AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap47AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap47AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap47AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap47AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap47AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap47AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap47AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap47AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap47AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap47AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap47AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap47AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap47AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap47AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap47AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap47AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap47AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap47AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap47AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21501,91 +21361,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap47AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap47AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap47AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap47AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap47AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap47AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap47AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap47AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap47AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap47AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap47AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap47AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap47AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap47AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap47AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap47AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap47AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap47AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap47AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap47AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap47AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap47AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap47AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap47AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap47AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap47AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap47AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap47AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap47AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap47AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap47AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap47AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap47AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap47AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap47AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap47AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap47AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap47AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap47AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap47AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap47AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap47AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap47AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap47AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap47AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap47AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap47AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap47AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap47AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap47AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap47AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap47AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap47AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap47AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap47AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap47AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap47AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap47AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap47AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap47AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap47AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap47AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap47AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap47AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap47AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap47AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap47AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap47AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap47AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap47AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap47AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap47AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap47AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap47AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap47AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap47AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap47AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap47AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap47AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap47AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap45AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21619,9 +21479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21648,9 +21508,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21668,9 +21528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21687,9 +21547,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21711,29 +21571,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21755,9 +21595,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21780,9 +21620,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21822,9 +21662,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21849,9 +21689,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21876,9 +21716,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21906,9 +21746,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21937,9 +21777,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21966,9 +21806,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21977,31 +21817,31 @@ TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap62AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap59AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap62AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap59AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap62AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap59AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap62AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap62AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap62AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap62AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap62AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap59AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap59AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap59AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap59AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap62AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap62AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap62AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap62AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22012,123 +21852,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap62AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap62AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap62AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap62AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap62AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap62AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap62AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap62AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap62AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap62AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap62AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap62AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap62AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap62AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap62AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap62AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap59AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap59AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap63AVX2(c *float32, x0 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22141,83 +21981,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap63AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap63AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap63AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap63AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap63AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap63AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap63AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap63AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap63AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap63AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap63AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap63AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap63AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap63AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap63AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap63AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap63AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap63AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap63AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap63AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap63AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap63AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap63AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap63AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap63AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap63AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap63AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap63AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap63AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap63AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap63AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap63AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap63AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap63AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap63AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap63AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap63AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap63AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap63AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap63AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap63AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap63AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap63AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap63AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap63AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap63AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap63AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap63AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -22229,91 +22069,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap63AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap63AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap63AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap63AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap63AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap63AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap63AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap63AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap63AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap63AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap63AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap63AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap63AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap63AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap63AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap63AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap63AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap63AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap63AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap63AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap63AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap63AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap63AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap63AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap63AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap63AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap63AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap63AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap63AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap63AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap63AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap63AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap63AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap63AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap63AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap63AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap63AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap63AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap63AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap63AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap63AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap63AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap63AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap63AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap63AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap63AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap63AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap63AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap63AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap63AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap63AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap63AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap63AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap63AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap63AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap63AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap63AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap63AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap63AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap63AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap63AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap63AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap63AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap63AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap63AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap63AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap63AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap63AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap63AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap63AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap63AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap63AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap63AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap63AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap63AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap63AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap63AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap63AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap63AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap63AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap63AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap60AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap60AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22347,9 +22187,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22376,9 +22216,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22396,9 +22236,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22415,9 +22255,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22439,29 +22279,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000050, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap70AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22483,9 +22303,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22508,9 +22328,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22550,9 +22370,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22577,9 +22397,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22592,83 +22412,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap74AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap74AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap74AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap74AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap74AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap74AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap74AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap74AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap74AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap74AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap74AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap74AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap74AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap74AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap74AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap74AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap74AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap74AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap74AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap74AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap74AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap74AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap74AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap74AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap74AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap74AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap74AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap74AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap74AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap74AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap74AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap74AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap74AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap74AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap74AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap74AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap74AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap74AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap74AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap74AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap74AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap74AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap74AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap74AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -22680,91 +22500,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap74AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap74AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap74AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap74AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap74AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap74AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap74AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap74AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap74AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap74AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap74AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap74AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap74AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap74AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap74AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap74AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap74AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap74AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap74AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap74AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap74AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap74AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap74AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap74AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap74AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap74AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap74AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap74AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap74AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap74AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap74AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap74AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap74AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap74AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap74AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap74AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap74AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap74AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap74AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap74AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap74AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap74AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap74AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap74AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap74AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap74AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap74AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap74AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap74AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap74AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap74AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap74AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap74AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap74AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap74AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap74AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap74AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap74AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap74AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap74AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap74AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap74AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap74AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap74AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap74AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap74AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap74AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap74AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap74AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap74AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap74AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap74AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap74AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap74AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap74AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap74AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap74AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap74AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap74AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap74AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap74AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap70AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap70AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22798,9 +22618,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22817,9 +22637,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22841,29 +22661,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX2(c *float32, x0 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap79AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22885,9 +22685,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22910,9 +22710,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22952,9 +22752,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22963,31 +22763,31 @@ TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap82AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap82AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap82AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap82AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap82AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap82AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap82AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap82AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap82AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap82AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap82AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap82AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22998,123 +22798,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap82AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap82AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap82AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap82AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap82AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap82AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap82AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap82AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap82AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap82AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap82AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap82AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap82AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap82AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap82AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap82AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap83AVX2(c *float32, x0 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23127,83 +22927,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap83AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap83AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap83AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap83AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap83AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap83AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap83AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap83AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap83AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap83AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap83AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap83AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap83AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap83AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap83AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap83AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap83AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap83AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap83AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap83AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap83AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap83AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap83AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap83AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap83AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap83AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap83AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap83AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap83AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap83AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap83AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap83AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap83AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap83AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap83AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap83AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap83AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap83AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap83AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap83AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap83AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap83AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap83AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap83AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap83AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap83AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap83AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap83AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -23215,91 +23015,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap83AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap83AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap83AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap83AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap83AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap83AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap83AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap83AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap83AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap83AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap83AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap83AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap83AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap83AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap83AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap83AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap83AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap83AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap83AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap83AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap83AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap83AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap83AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap83AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap83AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap83AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap83AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap83AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap83AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap83AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap83AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap83AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap83AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap83AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap83AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap83AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap83AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap83AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap83AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap83AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap83AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap83AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap83AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap83AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap83AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap83AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap83AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap83AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap83AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap83AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap83AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap83AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap83AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap83AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap83AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap83AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap83AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap83AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap83AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap83AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap83AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap83AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap83AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap83AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap83AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap83AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap83AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap83AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap83AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap83AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap83AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap83AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap83AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap83AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap83AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap83AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap83AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap83AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap83AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap83AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap83AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap84AVX2(c *float32, x0 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23308,31 +23108,31 @@ TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap84AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap79AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap84AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap79AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap84AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap79AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap84AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap84AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap84AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap84AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap84AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap79AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap79AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap79AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap79AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap84AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap84AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap84AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap84AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -23343,123 +23143,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap84AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap84AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap84AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap84AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap84AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap84AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap84AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap84AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap84AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap84AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap84AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap84AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap84AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap84AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap84AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap84AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap79AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

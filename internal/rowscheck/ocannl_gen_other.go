@@ -299,7 +299,9 @@ func ocannlMap8AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+func ocannlMap9AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
@@ -311,22 +313,22 @@ func ocannlMap11AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
-// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
-}
+func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
+func ocannlMap16AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
 
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
 }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
@@ -355,28 +357,28 @@ func ocannlMap27AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
 }
 
-// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
-
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap31AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
 }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
-}
+func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0, x1 *float32) {
@@ -392,18 +394,20 @@ func ocannlMap37AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0, x1 *float32) {
+func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
+func ocannlMap40AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
+}
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap41AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
 }
 
@@ -418,30 +422,28 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
-}
-
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
-}
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+func ocannlMap46AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
+
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
+}
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
-}
+func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
-}
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+func ocannlMap50AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
@@ -452,10 +454,14 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+func ocannlMap54AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+}
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX512(c, x0, x1 *float32) {
@@ -463,7 +469,7 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap56AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
 }
 
@@ -478,27 +484,23 @@ func ocannlMap58AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
-}
-
-// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
-}
+func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
 
 // ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1 *float32) {
+func ocannlMap61AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
 }
 
 // ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
+func ocannlMap62AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
+}
+
+// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap63AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX512 called without assembly") }
 
 // ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap64AVX512 called without assembly")
-}
+func ocannlMap64AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX512 called without assembly") }
 
 // ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX512(c, x0, x1 *float32) {
@@ -509,49 +511,48 @@ func ocannlMap65AVX512(c, x0, x1 *float32) {
 func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
 
 // ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX512 called without assembly") }
+func ocannlMap67AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
+}
 
 // ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX512(c, x0, x1 *float32) {
+func ocannlMap68AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
 }
 
 // ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
-
-// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
+func ocannlMap69AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap69AVX512 called without assembly")
+}
 
 // ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0, x1 *float32) {
+func ocannlMap71AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
 }
 
 // ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
-}
+func ocannlMap72AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX512 called without assembly") }
 
 // ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap73AVX512 called without assembly")
 }
 
+// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
+
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap75AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
 }
 
 // ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap76AVX512 called without assembly") }
-
-// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
+func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
 }
 
-// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX512 called without assembly") }
+// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
 
 // ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
@@ -559,22 +560,6 @@ func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 cal
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap80AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
-}
-
-// ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap81AVX512 called without assembly")
-}
-
-// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX512 called without assembly") }
-
-// ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX512 called without assembly") }
-
-// ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -770,7 +755,7 @@ func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called wi
 func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
@@ -779,22 +764,22 @@ func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 cal
 func ocannlMap11AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
@@ -809,7 +794,7 @@ func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called 
 func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
@@ -827,27 +812,27 @@ func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 cal
 func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
-
-// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap31AVX2 called without assembly")
+func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap30AVX2 called without assembly")
 }
 
+// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
@@ -859,18 +844,18 @@ func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called 
 func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
+}
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap41AVX2 called without assembly")
-}
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
@@ -879,27 +864,27 @@ func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 cal
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
-
-// ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
-
-// ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
+func ocannlMap46AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap46AVX2 called without assembly")
 }
 
+// ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+
+// ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
@@ -908,18 +893,18 @@ func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called 
 func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
+}
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap56AVX2 called without assembly")
-}
+func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
@@ -928,24 +913,24 @@ func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 cal
 func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
+func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+func ocannlMap61AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap61AVX2 called without assembly")
+}
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap64AVX2 called without assembly")
-}
+func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
 
 // ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
@@ -954,24 +939,26 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap68AVX2 called without assembly")
+}
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
+func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+func ocannlMap71AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap71AVX2 called without assembly")
+}
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap72AVX2 called without assembly")
-}
+func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
@@ -980,15 +967,15 @@ func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 cal
 func ocannlMap74AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
 
 // ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap75AVX2 called without assembly")
-}
+func ocannlMap75AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap75AVX2 called without assembly") }
 
 // ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
+func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
+}
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
@@ -998,23 +985,6 @@ func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called 
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
-
-// ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap81AVX2 called without assembly")
-}
-
-// ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
-
-// ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
-
-// ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
-
-// ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
