@@ -22760,29 +22760,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22804,9 +22784,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22826,9 +22806,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22851,9 +22831,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32)
+// func ocannlMap21AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22868,9 +22848,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22900,9 +22880,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22927,29 +22907,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap24AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000320, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22964,9 +22924,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32)
+// func ocannlMap25AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22987,9 +22947,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap26AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23010,9 +22970,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32)
+// func ocannlMap27AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23029,9 +22989,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32)
+// func ocannlMap28AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23047,9 +23007,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23095,9 +23055,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23133,9 +23093,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23160,29 +23120,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23203,9 +23143,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23225,9 +23165,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23241,45 +23181,45 @@ row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap37AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap37AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap37AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap37AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap37AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -23292,123 +23232,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap37AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap37AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap37AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap37AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap37AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap37AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap37AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap37AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap37AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap37AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap37AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap34AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23431,9 +23371,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23454,9 +23394,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23475,9 +23415,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23503,9 +23443,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23524,9 +23464,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23545,9 +23485,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23565,9 +23505,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23603,9 +23543,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23633,9 +23573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23666,9 +23606,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23687,9 +23627,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23708,9 +23648,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23728,9 +23668,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23752,9 +23692,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23777,9 +23717,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23788,45 +23728,45 @@ TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap53AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap53AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -23838,123 +23778,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap53AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap53AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap53AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap53AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap53AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap53AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap53AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap53AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap53AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap53AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23981,9 +23921,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24010,9 +23950,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24043,9 +23983,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24072,9 +24012,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24092,9 +24032,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24111,9 +24051,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24135,29 +24075,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000500, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24177,9 +24097,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24202,29 +24122,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX512(c *float32, x0 *float32)
+// func ocannlMap60AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24239,9 +24139,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24271,29 +24171,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24320,9 +24200,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24346,9 +24226,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24366,9 +24246,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24396,9 +24276,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24418,9 +24298,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24443,9 +24323,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24468,9 +24348,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24494,9 +24374,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24521,29 +24401,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24567,9 +24427,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX512(c *float32, x0 *float32)
+// func ocannlMap72AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24590,9 +24450,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24614,9 +24474,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX512(c *float32)
+// func ocannlMap74AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24631,9 +24491,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24663,9 +24523,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24686,9 +24546,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24709,9 +24569,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32, x0 *float32)
+// func ocannlMap78AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24730,9 +24590,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24752,9 +24612,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24773,9 +24633,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX512(c *float32, x0 *float32)
+// func ocannlMap81AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24794,9 +24654,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24814,9 +24674,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24844,9 +24704,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24879,9 +24739,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24893,45 +24753,45 @@ TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+0(SB), Z2
+	VBROADCASTSS ocannlMap85AVX512Consts<>+0(SB), Z2
 	VMAXPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+32(SB), Z2
+	VBROADCASTSS ocannlMap85AVX512Consts<>+32(SB), Z2
 	VMINPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap85AVX512Consts<>+64(SB), Z2
 	VMULPS       Z2, Z1, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VBROADCASTSS ocannlMap92AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap85AVX512Consts<>+96(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+128(SB), Z3
+	VBROADCASTSS ocannlMap85AVX512Consts<>+128(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+160(SB), Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+192(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap85AVX512Consts<>+192(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+224(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+224(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+256(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+256(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+288(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+288(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+320(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+320(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+320(SB), Z1
+	VBROADCASTSS ocannlMap85AVX512Consts<>+320(SB), Z1
 	VMULPS       Z1, Z2, Z1
 	VRNDSCALEPS  $0x01, Z1, Z1
 	VSUBPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap92AVX512Consts<>+384(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+384(SB), Z4
 	VADDPS       Z4, Z1, Z1
-	VBROADCASTSS ocannlMap92AVX512Consts<>+416(SB), Z4
+	VBROADCASTSS ocannlMap85AVX512Consts<>+416(SB), Z4
 	VPADDD       Z4, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z3, Z3
-	VBROADCASTSS ocannlMap92AVX512Consts<>+384(SB), Z1
+	VBROADCASTSS ocannlMap85AVX512Consts<>+384(SB), Z1
 	VADDPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap92AVX512Consts<>+416(SB), Z1
+	VBROADCASTSS ocannlMap85AVX512Consts<>+416(SB), Z1
 	VPADDD       Z1, Z2, Z2
 	VPSLLD       $0x17, Z2, Z2
 	VMULPS       Z2, Z3, Z3
@@ -24943,123 +24803,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap92AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap92AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap92AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap92AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap92AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap92AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap92AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap92AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap92AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap92AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap92AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap85AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap85AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap85AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap85AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap85AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap85AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap85AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap85AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap85AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap85AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap85AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25085,9 +24945,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25109,9 +24969,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25136,9 +24996,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25158,9 +25018,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX512(c *float32, x0 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25169,45 +25029,45 @@ TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap90AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap90AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap90AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap97AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap90AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap90AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap90AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap90AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap97AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap97AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap90AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap97AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap90AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap97AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap90AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -25219,123 +25079,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap97AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap97AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap97AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap97AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap97AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap97AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap97AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap97AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap97AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap97AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap97AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap90AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap90AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap90AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap90AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap90AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap90AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap90AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap90AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap90AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap90AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap90AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25359,9 +25219,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25382,9 +25242,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25408,9 +25268,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25431,9 +25291,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32)
+// func ocannlMap96AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25451,9 +25311,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32, x0 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25470,9 +25330,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25494,29 +25354,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32, x0 *float32)
+// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25538,9 +25378,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX512(c *float32, x0 *float32)
+// func ocannlMap100AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25557,9 +25397,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25582,9 +25422,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX512(c *float32)
+// func ocannlMap102AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -25599,9 +25439,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25628,29 +25468,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32)
+// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000180, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25671,9 +25491,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25697,9 +25517,29 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25721,9 +25561,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25743,9 +25583,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25762,9 +25602,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25787,9 +25627,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX512(c *float32, x0 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25807,9 +25647,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25834,29 +25674,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX512(c *float32, x0 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000600, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap122AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25875,9 +25695,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25904,9 +25724,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32, x0 *float32)
+// func ocannlMap115AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25930,9 +25750,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25954,29 +25774,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32, x0 *float32)
+// func ocannlMap117AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap127AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -25991,9 +25791,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26028,9 +25828,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26059,9 +25859,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26082,9 +25882,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32)
+// func ocannlMap121AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26107,9 +25907,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32)
+// func ocannlMap122AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26132,9 +25932,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26159,9 +25959,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26191,9 +25991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26223,9 +26023,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26265,9 +26065,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26302,9 +26102,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26334,9 +26134,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26376,9 +26176,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26413,9 +26213,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26450,9 +26250,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap142AVX512(c *float32, x0 *float32)
+// func ocannlMap132AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26471,9 +26271,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap143AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26495,9 +26295,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap144AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26520,9 +26320,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap145AVX512(c *float32, x0 *float32)
+// func ocannlMap135AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26531,45 +26331,45 @@ TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap135AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap135AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap135AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap145AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap135AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap135AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap135AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap135AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap145AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap145AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap135AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap145AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap135AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap145AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap135AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -26581,123 +26381,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap145AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap145AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap145AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap145AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap145AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap145AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap145AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap145AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap145AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap145AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap145AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap135AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap135AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap135AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap135AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap135AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap135AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap135AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap135AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap135AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap135AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap135AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap147AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap147AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26724,9 +26524,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap148AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap138AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap148AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26748,9 +26548,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap149AVX512(c *float32, x0 *float32)
+// func ocannlMap139AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap149AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26768,9 +26568,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap150AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap150AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26799,9 +26599,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap151AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26828,9 +26628,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap152AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26866,9 +26666,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap153AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap143AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26902,9 +26702,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap154AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap144AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26940,9 +26740,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap145AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap155AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26976,9 +26776,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX512(c *float32, x0 *float32)
+// func ocannlMap146AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap156AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap146AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26995,9 +26795,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap147AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap157AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap147AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27019,29 +26819,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX512(c *float32, x0 *float32)
+// func ocannlMap148AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap158AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap159AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap159AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap148AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27061,9 +26841,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap160AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap149AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27086,9 +26866,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap150AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap161AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap150AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27118,9 +26898,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX512(c *float32, x0 *float32)
+// func ocannlMap151AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap162AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap151AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27140,9 +26920,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX512(c *float32, x0 *float32)
+// func ocannlMap152AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap163AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap152AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27161,9 +26941,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX512(c *float32, x0 *float32)
+// func ocannlMap153AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap164AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap153AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27182,9 +26962,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX512(c *float32)
+// func ocannlMap154AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap165AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap154AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27198,9 +26978,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap166AVX512(c *float32)
+// func ocannlMap155AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap166AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap155AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27214,9 +26994,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap167AVX512(c *float32)
+// func ocannlMap156AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap167AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap156AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27236,9 +27016,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap168AVX512(c *float32)
+// func ocannlMap157AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap168AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap157AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27258,9 +27038,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap169AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap158AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap169AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap158AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27285,9 +27065,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap170AVX512(c *float32)
+// func ocannlMap159AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap170AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap159AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27301,9 +27081,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap171AVX512(c *float32)
+// func ocannlMap160AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap171AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap160AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27317,9 +27097,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap172AVX512(c *float32)
+// func ocannlMap161AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap172AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap161AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27339,9 +27119,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap173AVX512(c *float32)
+// func ocannlMap162AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap173AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap162AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27361,29 +27141,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap174AVX512(c *float32, x0 *float32)
+// func ocannlMap163AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap174AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap175AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap175AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap163AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27397,9 +27157,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap176AVX512(c *float32)
+// func ocannlMap164AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap176AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap164AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27413,9 +27173,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap177AVX512(c *float32)
+// func ocannlMap165AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap177AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap165AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27430,9 +27190,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap178AVX512(c *float32)
+// func ocannlMap166AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap178AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap166AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27449,26 +27209,6 @@ e2:
 	ADDQ    $+2112, AX
 	DECQ    CX
 	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap179AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap179AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -49730,29 +49470,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49774,9 +49494,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49795,9 +49515,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49820,9 +49540,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32)
+// func ocannlMap21AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49837,9 +49557,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49868,9 +49588,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49895,29 +49615,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49932,9 +49632,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap25AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49955,9 +49655,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap26AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49978,9 +49678,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32)
+// func ocannlMap27AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49996,9 +49696,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -50019,9 +49719,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50066,9 +49766,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50106,9 +49806,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50133,29 +49833,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50176,9 +49856,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50198,9 +49878,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50212,31 +49892,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap37AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap37AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap37AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -50248,123 +49928,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap37AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap37AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap37AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap37AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap37AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap37AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap37AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap37AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap37AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap37AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap37AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap37AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap37AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap37AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap37AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50385,9 +50065,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50408,9 +50088,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50429,9 +50109,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50457,9 +50137,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50478,9 +50158,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50499,9 +50179,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50519,9 +50199,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50557,9 +50237,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50587,9 +50267,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50620,9 +50300,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50641,9 +50321,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50662,9 +50342,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50682,9 +50362,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50713,9 +50393,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50742,9 +50422,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50753,31 +50433,31 @@ TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap53AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap53AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap53AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap53AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap53AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap53AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap53AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap53AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap53AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap53AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap53AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap53AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -50788,123 +50468,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap53AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap53AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap53AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap53AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap53AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap53AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap53AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap53AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap53AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap53AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap53AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap53AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap53AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap53AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap53AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50938,9 +50618,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50967,9 +50647,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51000,9 +50680,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51029,9 +50709,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51049,9 +50729,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51068,9 +50748,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51092,29 +50772,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000a00, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51136,9 +50796,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51161,29 +50821,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap60AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -51198,9 +50838,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51240,29 +50880,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51289,9 +50909,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51315,9 +50935,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51335,9 +50955,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51365,9 +50985,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51387,9 +51007,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51412,9 +51032,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51437,9 +51057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51463,9 +51083,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51490,29 +51110,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51534,9 +51134,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX2(c *float32, x0 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51555,9 +51155,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51579,9 +51179,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX2(c *float32)
+// func ocannlMap74AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -51596,9 +51196,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51628,9 +51228,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51651,9 +51251,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51674,9 +51274,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32, x0 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51695,9 +51295,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51717,9 +51317,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51738,9 +51338,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32)
+// func ocannlMap81AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51759,9 +51359,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX2(c *float32, x0 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51779,9 +51379,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51809,9 +51409,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51844,9 +51444,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51858,31 +51458,31 @@ TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap92AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap85AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap92AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap85AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap92AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap85AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap92AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap92AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap92AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap92AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap92AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap85AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap85AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap85AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap85AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap85AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap92AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap92AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap85AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap85AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap92AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap92AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap85AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap85AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -51893,123 +51493,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap92AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap92AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap92AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap92AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap92AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap92AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap92AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap92AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap92AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap92AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap92AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap92AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap92AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap92AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap92AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap92AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap85AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap85AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap85AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap85AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap85AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap85AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap85AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap85AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap85AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap85AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap85AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap85AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap85AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap85AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap85AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap85AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52035,9 +51635,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52059,9 +51659,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52086,9 +51686,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52108,9 +51708,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX2(c *float32, x0 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52119,31 +51719,31 @@ TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap97AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap90AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap97AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap90AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap97AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap90AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap97AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap97AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap97AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap97AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap97AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap90AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap90AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap90AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap90AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap90AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap97AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap97AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap90AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap90AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap97AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap97AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap90AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap90AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -52154,123 +51754,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap97AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap97AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap97AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap97AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap97AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap97AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap97AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap97AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap97AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap97AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap97AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap97AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap97AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap97AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap97AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap97AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap90AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap90AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap90AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap90AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap90AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap90AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap90AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap90AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap90AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap90AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap90AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap90AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap90AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap90AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap90AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap90AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap98AVX2(c *float32, x0 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52283,83 +51883,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap98AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap98AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap98AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap98AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap98AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap98AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap91AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap91AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap91AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap91AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap91AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap98AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap91AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap98AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap98AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap91AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap91AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap98AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap98AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap98AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap98AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap91AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap91AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap91AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap91AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap98AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap98AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap98AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap91AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap91AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap91AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap98AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap98AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap91AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap98AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap98AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap98AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap98AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap98AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap98AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap91AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap91AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap91AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap91AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap91AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap91AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap98AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap98AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap98AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap98AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap98AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap98AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap91AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap91AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap91AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap91AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap91AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap98AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap91AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap98AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap98AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap91AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap91AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap98AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap98AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap98AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap98AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap91AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap91AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap91AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap91AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap98AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap98AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap98AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap91AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap91AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap91AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap98AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap98AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap91AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap98AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap98AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap98AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap98AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap98AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap98AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap91AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap91AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap91AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap91AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap91AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap91AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -52371,91 +51971,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap98AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap98AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap98AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap98AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap98AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap98AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap98AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap98AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap98AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap98AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap98AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap98AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap98AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap98AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap98AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap98AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap98AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap98AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap98AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap98AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap98AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap98AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap98AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap98AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap98AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap98AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap98AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap98AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap98AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap98AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap98AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap98AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap98AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap98AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap98AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap98AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap98AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap98AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap98AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap98AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap98AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap98AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap98AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap98AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap98AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap98AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap98AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap98AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap98AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap98AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap98AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap98AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap98AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap98AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap98AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap98AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap98AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap98AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap98AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap98AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap98AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap98AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap98AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap98AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap98AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap98AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap98AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap98AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap98AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap98AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap98AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap98AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap98AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap98AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap98AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap98AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap98AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap98AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap98AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap98AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap98AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap91AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap91AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap91AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap91AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap91AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap91AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap91AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap91AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap91AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap91AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap91AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap91AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap91AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap91AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap91AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap91AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap91AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap91AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap91AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap91AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap91AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap91AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap91AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap91AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap91AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap91AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap91AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap91AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap91AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap91AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap91AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap91AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap91AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap91AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap91AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap91AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap91AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap91AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap91AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap91AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap91AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap91AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap91AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap91AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap91AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap91AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap91AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap91AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap91AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap91AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap91AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap91AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap91AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap91AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap91AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap91AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap91AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap91AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap91AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap91AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap91AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap91AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap91AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap91AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap91AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap91AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap91AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap91AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap91AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap91AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap91AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap91AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap91AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap91AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap91AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap91AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap91AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap91AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap91AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap91AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap91AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52479,9 +52079,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52502,9 +52102,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52528,9 +52128,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52551,9 +52151,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32)
+// func ocannlMap96AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52571,9 +52171,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32, x0 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52590,9 +52190,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52614,29 +52214,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32, x0 *float32)
+// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52658,9 +52238,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX2(c *float32, x0 *float32)
+// func ocannlMap100AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52677,9 +52257,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52702,9 +52282,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32)
+// func ocannlMap102AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -52719,9 +52299,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52748,29 +52328,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32)
+// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52791,9 +52351,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52817,9 +52377,29 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52841,9 +52421,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52863,9 +52443,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52882,9 +52462,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52907,9 +52487,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX2(c *float32, x0 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52927,9 +52507,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52954,29 +52534,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX2(c *float32, x0 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c00, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap122AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52995,9 +52555,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53024,9 +52584,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32, x0 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53050,9 +52610,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53074,29 +52634,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32, x0 *float32)
+// func ocannlMap117AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000600, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap127AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -53111,9 +52651,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53148,9 +52688,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53179,9 +52719,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53202,9 +52742,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32)
+// func ocannlMap121AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -53226,9 +52766,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32)
+// func ocannlMap122AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -53250,9 +52790,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53282,9 +52822,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53319,9 +52859,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53351,9 +52891,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap136AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53393,9 +52933,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53430,9 +52970,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53462,9 +53002,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53504,9 +53044,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53541,9 +53081,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53578,9 +53118,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap142AVX2(c *float32, x0 *float32)
+// func ocannlMap132AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53599,9 +53139,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap143AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53630,9 +53170,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap144AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53659,9 +53199,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap145AVX2(c *float32, x0 *float32)
+// func ocannlMap135AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap145AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53670,31 +53210,31 @@ TEXT ·ocannlMap145AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap145AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap135AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap145AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap135AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap145AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap135AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap145AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap145AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap145AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap145AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap145AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap135AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap135AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap135AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap135AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap135AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap145AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap145AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap135AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap135AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap145AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap145AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap135AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap135AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -53705,123 +53245,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap145AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap145AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap145AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap145AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap145AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap145AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap145AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap145AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap145AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap145AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap145AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap145AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap145AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap145AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap145AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap145AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap135AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap135AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap135AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap135AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap135AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap135AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap135AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap135AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap135AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap135AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap135AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap135AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap135AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap135AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap135AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap135AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap146AVX2(c *float32, x0 *float32)
+// func ocannlMap136AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap146AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53834,83 +53374,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap146AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap146AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap146AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap146AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap146AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap146AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap136AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap136AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap136AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap136AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap136AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap146AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap136AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap146AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap146AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap136AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap136AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap146AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap146AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap146AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap146AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap136AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap136AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap136AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap136AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap146AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap146AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap146AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap136AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap136AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap136AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap146AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap146AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap136AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap146AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap146AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap146AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap146AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap146AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap146AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap136AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap136AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap136AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap136AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap136AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap136AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap146AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap146AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap146AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap146AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap146AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap146AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap136AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap136AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap136AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap136AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap136AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap146AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap136AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap146AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap146AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap136AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap136AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap146AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap146AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap146AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap146AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap136AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap136AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap136AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap136AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap146AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap146AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap146AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap136AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap136AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap136AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap146AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap146AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap136AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap146AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap146AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap146AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap146AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap146AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap146AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap136AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap136AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap136AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap136AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap136AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap136AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -53922,91 +53462,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap146AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap146AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap146AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap146AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap146AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap146AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap146AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap146AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap146AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap146AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap146AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap146AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap146AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap146AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap146AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap146AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap146AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap146AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap146AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap146AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap146AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap146AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap146AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap146AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap146AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap146AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap146AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap146AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap146AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap146AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap146AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap146AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap146AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap146AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap146AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap146AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap146AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap146AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap146AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap146AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap146AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap146AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap146AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap146AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap146AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap146AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap146AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap146AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap146AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap146AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap146AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap146AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap146AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap146AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap146AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap146AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap146AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap146AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap146AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap146AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap146AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap146AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap146AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap146AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap146AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap146AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap146AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap146AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap146AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap146AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap146AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap146AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap146AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap146AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap146AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap146AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap146AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap146AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap146AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap146AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap146AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap136AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap136AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap136AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap136AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap136AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap136AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap136AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap136AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap136AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap136AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap136AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap136AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap136AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap136AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap136AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap136AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap136AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap136AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap136AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap136AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap136AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap136AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap136AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap136AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap136AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap136AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap136AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap136AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap136AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap136AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap136AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap136AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap136AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap136AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap136AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap136AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap136AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap136AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap136AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap136AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap136AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap136AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap136AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap136AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap136AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap136AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap136AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap136AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap136AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap136AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap136AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap136AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap136AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap136AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap136AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap136AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap136AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap136AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap136AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap136AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap136AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap136AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap136AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap136AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap136AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap136AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap136AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap136AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap136AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap136AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap136AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap136AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap136AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap136AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap136AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap136AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap136AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap136AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap136AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap136AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap136AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap147AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap147AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54040,9 +53580,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap148AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap138AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap148AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54069,9 +53609,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap149AVX2(c *float32, x0 *float32)
+// func ocannlMap139AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap149AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54089,9 +53629,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap150AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap150AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54125,9 +53665,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap151AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54154,9 +53694,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap152AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54192,9 +53732,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap153AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap143AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54228,9 +53768,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap154AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap144AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54266,9 +53806,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap145AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap155AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap145AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54302,9 +53842,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX2(c *float32, x0 *float32)
+// func ocannlMap146AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap156AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap146AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54321,9 +53861,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap147AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap157AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap147AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54345,29 +53885,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX2(c *float32, x0 *float32)
+// func ocannlMap148AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap158AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap159AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap159AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap148AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54389,9 +53909,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap160AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap149AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54414,9 +53934,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap150AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap161AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap150AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54456,9 +53976,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX2(c *float32, x0 *float32)
+// func ocannlMap151AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap162AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap151AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54478,9 +53998,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX2(c *float32, x0 *float32)
+// func ocannlMap152AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap163AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap152AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54500,9 +54020,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX2(c *float32, x0 *float32)
+// func ocannlMap153AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap164AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap153AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54521,9 +54041,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX2(c *float32)
+// func ocannlMap154AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap165AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap154AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54537,9 +54057,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap166AVX2(c *float32)
+// func ocannlMap155AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap166AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap155AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54553,9 +54073,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap167AVX2(c *float32)
+// func ocannlMap156AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap167AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap156AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54575,9 +54095,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap168AVX2(c *float32)
+// func ocannlMap157AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap168AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap157AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54597,9 +54117,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap169AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap158AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap169AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap158AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54624,9 +54144,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap170AVX2(c *float32)
+// func ocannlMap159AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap170AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap159AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54640,9 +54160,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap171AVX2(c *float32)
+// func ocannlMap160AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap171AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap160AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54656,9 +54176,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap172AVX2(c *float32)
+// func ocannlMap161AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap172AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap161AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54678,9 +54198,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap173AVX2(c *float32)
+// func ocannlMap162AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap173AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap162AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54700,29 +54220,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap174AVX2(c *float32, x0 *float32)
+// func ocannlMap163AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap174AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00001000, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap175AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap175AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap163AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54736,9 +54236,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap176AVX2(c *float32)
+// func ocannlMap164AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap176AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap164AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54752,9 +54252,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap177AVX2(c *float32)
+// func ocannlMap165AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap177AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap165AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54774,9 +54274,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap178AVX2(c *float32)
+// func ocannlMap166AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap178AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap166AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54793,26 +54293,6 @@ e2:
 	ADDQ    $+2112, AX
 	DECQ    CX
 	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap179AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap179AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00002000, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 

@@ -13,7 +13,9 @@ func inlineScalarTemps(p *loopir.Program, params []desc.Param) (*loopir.Program,
 	return loopir.InlineScalarTemps(p, paramSet(params))
 }
 
-// fusePointwise is loopir.FusePointwise keeping the kernel's parameters:
+// fusePointwise is loopir.ElideCopies then loopir.FusePointwise keeping
+// the kernel's parameters (a gradient that is a plain copy of its
+// consumer's reads the consumer's instead, as schedule.Plan does):
 // a single-use pointwise temporary (a bias add read only by the relu
 // after it, as in a model's Predict) is computed in its reader's pass.
 // With assembly kernels on, the fused nest must be a map kernel when
@@ -24,6 +26,7 @@ func (k *kgen) fusePointwise(p *loopir.Program, params []desc.Param) *loopir.Pro
 	if k.asm != nil {
 		accept = schedule.FuseAcceptor(k.asm.Tiers(), p, k.elem)
 	}
+	p, _ = loopir.ElideCopies(p, paramSet(params))
 	q, _ := loopir.FusePointwise(p, paramSet(params), accept)
 	return q
 }

@@ -146,6 +146,7 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 	if len(s.Tiers) > 0 {
 		accept = FuseAcceptor(s.Tiers, p, opts.Elem)
 	}
+	p, _ = loopir.ElideCopies(p, opts.Keep)
 	p, _ = loopir.FusePointwise(p, opts.Keep, accept)
 	p, inlined := loopir.InlineScalarTemps(p, opts.Keep)
 	consts := ConstLeaves(p, opts.Keep, opts.Elem)

@@ -2444,9 +2444,9 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.emb.grad: [32 10] (let, output parameter gNetEmb)
-//	_net/h.1.grad: [32 8 32] (let, local, in scratch field net_h_1_grad)
+//	_net/h.1.grad: [32 8 32] (let, local)
 //	net.pos.grad: [8 32] (let, output parameter gNetPos)
-//	net/h.grad: [32 8 32] (let, local, in scratch field net_h_grad)
+//	net/h.grad: [32 8 32] (let, local)
 //	net.attention#1.w_q.grad: [4 8 32] (let, output parameter gNetAttention1WQ)
 //	net.attention#1/q.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_q_grad)
 //	net.attention#1.w_k.grad: [4 8 32] (let, output parameter gNetAttention1WK)
@@ -2454,7 +2454,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1.w_v.grad: [4 8 32] (let, output parameter gNetAttention1WV)
 //	net.attention#1/v.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_v_grad)
 //	_net.attention#1/scores.1.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_scores_1_grad)
-//	net.attention#1/scores.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_scores_grad)
+//	net.attention#1/scores.grad: [32 8 4 8] (let, local)
 //	net.attention#1/m.grad: [32 8 4 1] (let, local, in scratch field net_attention_1_m_grad)
 //	_net.attention#1/ex.1.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ex_1_grad)
 //	net.attention#1/ex.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ex_grad)
@@ -2462,8 +2462,8 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	net.attention#1/attn.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_attn_grad)
 //	net.attention#1/ctx.grad: [32 8 4 8] (let, local, in scratch field net_attention_1_ctx_grad)
 //	net.attention#1.w_o.grad: [32 4 8] (let, output parameter gNetAttention1WO)
-//	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_x_1_grad)
-//	net.layer_norm#1/x.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_x_grad)
+//	_net.layer_norm#1/x.1.grad: [32 8 32] (let, local)
+//	net.layer_norm#1/x.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
@@ -2474,19 +2474,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net/x1.1.grad: [32 8 32] (let, local, in scratch field net_x1_1_grad)
 //	_net/x1.2.grad: [32 8 1] (let, local, in scratch field net_x1_2_grad)
 //	_net/x1.3.grad: [32 8 1] (let, local, in scratch field net_x1_3_grad)
-//	_net/x1.4.grad: [32 8 32] (let, local, in scratch field net_x1_4_grad)
+//	_net/x1.4.grad: [32 8 32] (let, local)
 //	net.layer_norm#1.beta.grad: [32] (let, output parameter gNetLayerNorm1Beta)
-//	net/x1.grad: [32 8 32] (let, local, in scratch field net_x1_grad)
+//	net/x1.grad: [32 8 32] (let, local)
 //	net.dense#1.w.grad: [64 32] (let, output parameter gNetDense1W)
-//	_net.linear#1/x.1.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_1_grad)
+//	_net.linear#1/x.1.grad: [32 8 64] (let, local)
 //	net.dense#1.b.grad: [64] (let, output parameter gNetDense1B)
 //	_net.linear#1/x.2.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_2_grad)
 //	net.linear#1/x.grad: [32 8 64] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [32 64] (let, output parameter gNetLinear1W)
-//	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_1_grad)
+//	_net.layer_norm#2/x.1.grad: [32 8 32] (let, local)
 //	net.linear#1.b.grad: [32] (let, output parameter gNetLinear1B)
-//	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_2_grad)
-//	net.layer_norm#2/x.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_x_grad)
+//	_net.layer_norm#2/x.2.grad: [32 8 32] (let, local)
+//	net.layer_norm#2/x.grad: [32 8 32] (let, local)
 //	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
 //	net.layer_norm#2/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
@@ -2497,15 +2497,15 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net/x2.1.grad: [32 8 32] (let, local, in scratch field net_x2_1_grad)
 //	_net/x2.2.grad: [32 8 1] (let, local, in scratch field net_x2_2_grad)
 //	_net/x2.3.grad: [32 8 1] (let, local, in scratch field net_x2_3_grad)
-//	_net/x2.4.grad: [32 8 32] (let, local, in scratch field net_x2_4_grad)
+//	_net/x2.4.grad: [32 8 32] (let, local)
 //	net.layer_norm#2.beta.grad: [32] (let, output parameter gNetLayerNorm2Beta)
 //	net/x2.grad: [32 8 32] (let, local, in scratch field net_x2_grad)
 //	net.linear#2.w.grad: [10 32] (let, output parameter gNetLinear2W)
-//	_train.cross_entropy#1/logits.1.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [32 8 10] (let, local)
 //	net.linear#2.b.grad: [10] (let, output parameter gNetLinear2B)
-//	train.cross_entropy#1/logits.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [32 8 10] (let, local)
 //	train.cross_entropy#1/m.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [32 8 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -2891,9 +2891,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //
 //	# zero the gradients
 //	fill net.emb.grad with 0
-//	fill _net/h.1.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h.grad with 0
 //	fill net.attention#1.w_q.grad with 0
 //	fill net.attention#1/q.grad with 0
 //	fill net.attention#1.w_k.grad with 0
@@ -2901,7 +2899,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill net.attention#1.w_v.grad with 0
 //	fill net.attention#1/v.grad with 0
 //	fill _net.attention#1/scores.1.grad with 0
-//	fill net.attention#1/scores.grad with 0
 //	fill net.attention#1/m.grad with 0
 //	fill _net.attention#1/ex.1.grad with 0
 //	fill net.attention#1/ex.grad with 0
@@ -2909,8 +2906,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill net.attention#1/attn.grad with 0
 //	fill net.attention#1/ctx.grad with 0
 //	fill net.attention#1.w_o.grad with 0
-//	fill _net.layer_norm#1/x.1.grad with 0
-//	fill net.layer_norm#1/x.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -2921,19 +2916,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net/x1.1.grad with 0
 //	fill _net/x1.2.grad with 0
 //	fill _net/x1.3.grad with 0
-//	fill _net/x1.4.grad with 0
 //	fill net.layer_norm#1.beta.grad with 0
-//	fill net/x1.grad with 0
 //	fill net.dense#1.w.grad with 0
-//	fill _net.linear#1/x.1.grad with 0
 //	fill net.dense#1.b.grad with 0
 //	fill _net.linear#1/x.2.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _net.layer_norm#2/x.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill _net.layer_norm#2/x.2.grad with 0
-//	fill net.layer_norm#2/x.grad with 0
 //	fill _net.layer_norm#2/mean.1.grad with 0
 //	fill net.layer_norm#2/mean.grad with 0
 //	fill net.layer_norm#2/centered.grad with 0
@@ -2944,15 +2933,11 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net/x2.1.grad with 0
 //	fill _net/x2.2.grad with 0
 //	fill _net/x2.3.grad with 0
-//	fill _net/x2.4.grad with 0
 //	fill net.layer_norm#2.beta.grad with 0
 //	fill net/x2.grad with 0
 //	fill net.linear#2.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#2.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -2983,11 +2968,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..9:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
 //
-//	# backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..31:
@@ -3010,19 +2991,15 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@46 with 10
@@ -3037,39 +3014,31 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@46[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@46[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      _train.cross_entropy#1/logits.1.grad[i0, i1, i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..9:
-//	      net.linear#2.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#2.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..9:
 //	      for i3 in 0..31:
-//	        net.linear#2.w.grad[i2, i3] += _train.cross_entropy#1/logits.1.grad[i0, i1, i2] * net/x2[i0, i1, i3]
+//	        net.linear#2.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net/x2[i0, i1, i3]
 //
 //	# backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:  # reduction
 //	      for i3 in 0..31:
-//	        net/x2.grad[i0, i1, i3] += net.linear#2.w[i2, i3] * _train.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        net/x2.grad[i0, i1, i3] += net.linear#2.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x2.4.grad[i0, i1, i2] += net/x2.grad[i0, i1, i2]
+//	# backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad (the copy elided: _net/x2.4.grad reads net/x2.grad)
 //
 //	# backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 //	for i0 in 0..31:  # reduction
@@ -3081,13 +3050,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      _net/x2.1.grad[i0, i1, i2] += _net/x2.4.grad[i0, i1, i2] / _net/x2.3[i0, i1, 0]
+//	      _net/x2.1.grad[i0, i1, i2] += net/x2.grad[i0, i1, i2] / _net/x2.3[i0, i1, 0]
 //
 //	# backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net/x2.3.grad[i0, i1, 0] += _net/x2.4.grad[i0, i1, i2] * neg(_net/x2.1[i0, i1, i2] / (_net/x2.3[i0, i1, 0] * _net/x2.3[i0, i1, 0]))
+//	      _net/x2.3.grad[i0, i1, 0] += net/x2.grad[i0, i1, i2] * neg(_net/x2.1[i0, i1, i2] / (_net/x2.3[i0, i1, 0] * _net/x2.3[i0, i1, 0]))
 //
 //	# backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 //	for i0 in 0..31:
@@ -3134,11 +3103,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..31:
 //	      net.layer_norm#2/centered.grad[i0, i1, i2] += net.layer_norm#2/centered[i0, i1, i2] * _net.layer_norm#2/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      net.layer_norm#2/x.grad[i0, i1, i2] += net.layer_norm#2/centered.grad[i0, i1, i2]
+//	# backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad (the copy elided: net.layer_norm#2/x.grad reads net.layer_norm#2/centered.grad)
 //
 //	# backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 //	for i0 in 0..31:
@@ -3155,45 +3120,33 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/x.grad[i0, i1, i2] += _net.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#2/centered.grad[i0, i1, i2] += _net.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      net/x1.grad[i0, i1, i2] += net.layer_norm#2/x.grad[i0, i1, i2]
+//	# backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad (the copy elided: net/x1.grad reads net.layer_norm#2/x.grad)
 //
-//	# backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.2.grad[i0, i1, i2] += net.layer_norm#2/x.grad[i0, i1, i2]
+//	# backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad (the copy elided: _net.layer_norm#2/x.2.grad reads net.layer_norm#2/x.grad)
 //
-//	# backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/x.1.grad[i0, i1, i2] += _net.layer_norm#2/x.2.grad[i0, i1, i2]
+//	# backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad (the copy elided: _net.layer_norm#2/x.1.grad reads _net.layer_norm#2/x.2.grad)
 //
 //	# backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..31:
-//	      net.linear#1.b.grad[i2] += _net.layer_norm#2/x.2.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += net.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..31:
 //	      for i3 in 0..63:
-//	        net.linear#1.w.grad[i2, i3] += _net.layer_norm#2/x.1.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += net.layer_norm#2/centered.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
 //	      for i3 in 0..63:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * _net.layer_norm#2/x.1.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * net.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..31:
@@ -3201,11 +3154,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..63:
 //	      _net.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.linear#1/x.2[i0, i1, i2], net.linear#1/x.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..63:
-//	      _net.linear#1/x.1.grad[i0, i1, i2] += _net.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad (the copy elided: _net.linear#1/x.1.grad reads _net.linear#1/x.2.grad)
 //
 //	# backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 //	for i0 in 0..31:  # reduction
@@ -3218,38 +3167,34 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..63:
 //	      for i3 in 0..31:
-//	        net.dense#1.w.grad[i2, i3] += _net.linear#1/x.1.grad[i0, i1, i2] * net/x1[i0, i1, i3]
+//	        net.dense#1.w.grad[i2, i3] += _net.linear#1/x.2.grad[i0, i1, i2] * net/x1[i0, i1, i3]
 //
 //	# backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:  # reduction
 //	      for i3 in 0..31:
-//	        net/x1.grad[i0, i1, i3] += net.dense#1.w[i2, i3] * _net.linear#1/x.1.grad[i0, i1, i2]
+//	        net.layer_norm#2/centered.grad[i0, i1, i3] += net.dense#1.w[i2, i3] * _net.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/x1.4.grad[i0, i1, i2] += net/x1.grad[i0, i1, i2]
+//	# backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad (the copy elided: _net/x1.4.grad reads net/x1.grad)
 //
 //	# backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..31:
-//	      net.layer_norm#1.beta.grad[i2] += net/x1.grad[i0, i1, i2]
+//	      net.layer_norm#1.beta.grad[i2] += net.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      _net/x1.1.grad[i0, i1, i2] += _net/x1.4.grad[i0, i1, i2] / _net/x1.3[i0, i1, 0]
+//	      _net/x1.1.grad[i0, i1, i2] += net.layer_norm#2/centered.grad[i0, i1, i2] / _net/x1.3[i0, i1, 0]
 //
 //	# backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net/x1.3.grad[i0, i1, 0] += _net/x1.4.grad[i0, i1, i2] * neg(_net/x1.1[i0, i1, i2] / (_net/x1.3[i0, i1, 0] * _net/x1.3[i0, i1, 0]))
+//	      _net/x1.3.grad[i0, i1, 0] += net.layer_norm#2/centered.grad[i0, i1, i2] * neg(_net/x1.1[i0, i1, i2] / (_net/x1.3[i0, i1, 0] * _net/x1.3[i0, i1, 0]))
 //
 //	# backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 //	for i0 in 0..31:
@@ -3296,11 +3241,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..31:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      net.layer_norm#1/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad (the copy elided: net.layer_norm#1/x.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..31:
@@ -3317,19 +3258,11 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#1/x.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      net/h.grad[i0, i1, i2] += net.layer_norm#1/x.grad[i0, i1, i2]
+//	# backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad (the copy elided: net/h.grad reads net.layer_norm#1/x.grad)
 //
-//	# backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/x.1.grad[i0, i1, i2] += net.layer_norm#1/x.grad[i0, i1, i2]
+//	# backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad (the copy elided: _net.layer_norm#1/x.1.grad reads net.layer_norm#1/x.grad)
 //
 //	# backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 //	for i0 in 0..31:  # reduction
@@ -3337,7 +3270,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..31:
 //	      for i3 in 0..3:
 //	        for i4 in 0..7:
-//	          net.attention#1.w_o.grad[i2, i3, i4] += _net.layer_norm#1/x.1.grad[i0, i1, i2] * net.attention#1/ctx[i0, i1, i3, i4]
+//	          net.attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 //	for i0 in 0..31:
@@ -3345,7 +3278,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..31:  # reduction
 //	      for i3 in 0..3:
 //	        for i4 in 0..7:
-//	          net.attention#1/ctx.grad[i0, i1, i3, i4] += net.attention#1.w_o[i2, i3, i4] * _net.layer_norm#1/x.1.grad[i0, i1, i2]
+//	          net.attention#1/ctx.grad[i0, i1, i3, i4] += net.attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 //	for i0 in 0..31:
@@ -3391,12 +3324,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	      for i3 in 0..7:
 //	        _net.attention#1/ex.1.grad[i0, i1, i2, i3] += net.attention#1/ex.grad[i0, i1, i2, i3] * net.attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.attention#1/scores.grad[i0, i1, i2, i3] += _net.attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad (the copy elided: net.attention#1/scores.grad reads _net.attention#1/ex.1.grad)
 //
 //	# backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 //	for i0 in 0..31:
@@ -3420,14 +3348,14 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.attention#1/scores.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.attention#1/m.argmax@8[i0, i1, i2, 0], net.attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.attention#1/m.argmax@8[i0, i1, i2, 0], net.attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.attention#1/scores.1.grad[i0, i1, i2, i3] += net.attention#1/scores.grad[i0, i1, i2, i3] / _net.attention#1/scores.2[0]
+//	        _net.attention#1/scores.1.grad[i0, i1, i2, i3] += _net.attention#1/ex.1.grad[i0, i1, i2, i3] / _net.attention#1/scores.2[0]
 //
 //	# backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 //	for i0 in 0..31:
@@ -3459,7 +3387,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:  # reduction
 //	        for i4 in 0..31:
-//	          net/h.grad[i0, i1, i4] += net.attention#1.w_v[i2, i3, i4] * net.attention#1/v.grad[i0, i1, i2, i3]
+//	          net.layer_norm#1/centered.grad[i0, i1, i4] += net.attention#1.w_v[i2, i3, i4] * net.attention#1/v.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 //	for i0 in 0..31:  # reduction
@@ -3475,7 +3403,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:  # reduction
 //	        for i4 in 0..31:
-//	          net/h.grad[i0, i1, i4] += net.attention#1.w_k[i2, i3, i4] * net.attention#1/k.grad[i0, i1, i2, i3]
+//	          net.layer_norm#1/centered.grad[i0, i1, i4] += net.attention#1.w_k[i2, i3, i4] * net.attention#1/k.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 //	for i0 in 0..31:  # reduction
@@ -3491,26 +3419,22 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:  # reduction
 //	        for i4 in 0..31:
-//	          net/h.grad[i0, i1, i4] += net.attention#1.w_q[i2, i3, i4] * net.attention#1/q.grad[i0, i1, i2, i3]
+//	          net.layer_norm#1/centered.grad[i0, i1, i4] += net.attention#1.w_q[i2, i3, i4] * net.attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net/h.1.grad[i0, i1, i2] += net/h.grad[i0, i1, i2]
+//	# backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad (the copy elided: _net/h.1.grad reads net/h.grad)
 //
 //	# backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.pos.grad[i1, i2] += net/h.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..31:
 //	      for i3 in 0..9:
-//	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * tokens[i0, i1, i3]
+//	        net.emb.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * tokens[i0, i1, i3]
 func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]float32, pNetEmb *[320]float32, pNetPos *[256]float32, pNetAttention1WQ *[1024]float32, pNetAttention1WK *[1024]float32, pNetAttention1WV *[1024]float32, pNetAttention1WO *[1024]float32, pNetLayerNorm1Gamma *[32]float32, pNetLayerNorm1Beta *[32]float32, pNetDense1W *[2048]float32, pNetDense1B *[64]float32, pNetLinear1W *[2048]float32, pNetLinear1B *[32]float32, pNetLayerNorm2Gamma *[32]float32, pNetLayerNorm2Beta *[32]float32, pNetLinear2W *[320]float32, pNetLinear2B *[10]float32, gNetEmb *[320]float32, gNetPos *[256]float32, gNetAttention1WQ *[1024]float32, gNetAttention1WK *[1024]float32, gNetAttention1WV *[1024]float32, gNetAttention1WO *[1024]float32, gNetLayerNorm1Gamma *[32]float32, gNetLayerNorm1Beta *[32]float32, gNetDense1W *[2048]float32, gNetDense1B *[64]float32, gNetLinear1W *[2048]float32, gNetLinear1B *[32]float32, gNetLayerNorm2Gamma *[32]float32, gNetLayerNorm2Beta *[32]float32, gNetLinear2W *[320]float32, gNetLinear2B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlReverserBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -4304,25 +4228,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [32][8][10]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4333,10 +4238,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc20 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 10 {
-					acc20 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc20 -= train_cross_entropy_1_logp_gradRow2[i2]
 				}
 				scratch.train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc20
 			}
@@ -4346,9 +4251,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4364,9 +4269,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][8][10]float32{}
 		for i0 := range 32 {
@@ -4383,36 +4288,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [32][8][10]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -4421,17 +4307,17 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				acc21 := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 10 {
-					acc21 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc21 -= train_cross_entropy_1_logp_gradRow4[i2]
 				}
 				scratch.train_cross_entropy_1_m_grad[i0][i1][0] = acc21
 			}
@@ -4441,9 +4327,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else {
 		for j25 := range 32 {
 			for j26 := range 8 {
@@ -4484,15 +4370,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				train_cross_entropy_1_m_argmax_46V := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
 					var r24 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_46V {
@@ -4502,26 +4388,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 					if r24 != 0 {
 						r25 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r25
-				}
-			}
-		}
-	}
-
-	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [32][8][10]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+					train_cross_entropy_1_logp_gradRow5[i2] += r25
 				}
 			}
 		}
@@ -4530,23 +4397,23 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX512(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 10 {
 					acc23 := gNetLinear2B[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc23 += train_cross_entropy_1_logits_gradRow7[i2]
+					acc23 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc23 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc23 += train_cross_entropy_1_logp_gradRow8[i2]
+					acc23 += train_cross_entropy_1_logp_gradRow9[i2]
 					gNetLinear2B[i2] = acc23
 				}
 			}
@@ -4556,19 +4423,19 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 	// float32 broadcast kernel M=10 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.net_x2[0][0][0])
+		ocannlGemm7AVX512(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.net_x2[0][0][0])
+		ocannlGemm7AVX2(&gNetLinear2W[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.net_x2[0][0][0])
 	} else {
 		*gNetLinear2W = [320]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x2Row3 := &scratch.net_x2[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2]
 					gNetLinear2WRow := (*[32]float32)(gNetLinear2W[32*i2 : 32*i2+32])
 					for i3 := range 32 {
-						gNetLinear2WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_x2Row3[i3]
+						gNetLinear2WRow[i3] += train_cross_entropy_1_logp_gradV * net_x2Row3[i3]
 					}
 				}
 			}
@@ -4578,9 +4445,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 	// float32 broadcast kernel M=256 N=32 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX512(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &pNetLinear2W[0])
+		ocannlGemm8AVX2(&scratch.net_x2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0], &pNetLinear2W[0])
 	} else {
 		scratch.net_x2_grad = [32][8][32]float32{}
 		// i2 unrolled by 4 and jammed into i3.
@@ -4589,47 +4456,28 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				net_x2_gradRow := &scratch.net_x2_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetLinear2WRow2 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2]
 					pNetLinear2WRow3 := (*[32]float32)(pNetLinear2W[32*i2+32 : 32*i2+64])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pNetLinear2WRow4 := (*[32]float32)(pNetLinear2W[32*i2+64 : 32*i2+96])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pNetLinear2WRow5 := (*[32]float32)(pNetLinear2W[32*i2+96 : 32*i2+128])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 32 {
 						acc24 := net_x2_gradRow[i3]
-						acc24 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc24 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc24 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc24 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						acc24 += pNetLinear2WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc24 += pNetLinear2WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc24 += pNetLinear2WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc24 += pNetLinear2WRow5[i3] * train_cross_entropy_1_logp_gradV5
 						net_x2_gradRow[i3] = acc24
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
 					pNetLinear2WRow6 := (*[32]float32)(pNetLinear2W[32*i2 : 32*i2+32])
-					train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 32 {
-						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+						net_x2_gradRow[i3] += pNetLinear2WRow6[i3] * train_cross_entropy_1_logp_gradV6
 					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
-	} else {
-		scratch.net_x2_4_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0][i1]
-				net_x2_4_gradRow := &scratch.net_x2_4_grad[i0][i1]
-				for i2 := range 32 {
-					net_x2_4_gradRow[i2] += net_x2_gradRow2[i2]
 				}
 			}
 		}
@@ -4679,9 +4527,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap30AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4697,9 +4545,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4716,9 +4564,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4762,22 +4610,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec28 := ocannlReverserBackwardPart27Records.Get()
 	rec28.scratch = scratch
 
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_x_grad = [32][8][32]float32{}
-	}
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
 	rec29 := ocannlReverserBackwardPart28Records.Get()
 	rec29.scratch = scratch
 
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29, rec30)
+	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29)
 	// The 8 partial sums, added in part order.
 	for j33 := range 32 {
 		acc29 := gNetLayerNorm2Gamma[j33]
@@ -4803,15 +4643,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart27Records.Put(rec28)
 	*rec29 = ocannlReverserBackwardPart28{}
 	ocannlReverserBackwardPart28Records.Put(rec29)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4826,73 +4664,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_2_x_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_2_mean_1_gradV := scratch.net_layer_norm_2_mean_1_grad[i0][i1][0]
-				net_layer_norm_2_x_gradRow2 := &scratch.net_layer_norm_2_x_grad[i0][i1]
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow2[i2] += net_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else {
-		scratch.net_x1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow3 := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				net_x1_gradRow := &scratch.net_x1_grad[i0][i1]
-				for i2 := range 32 {
-					net_x1_gradRow[i2] += net_layer_norm_2_x_gradRow3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_gradRow4 := &scratch.net_layer_norm_2_x_grad[i0][i1]
-				net_layer_norm_2_x_2_gradRow := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_2_gradRow[i2] += net_layer_norm_2_x_gradRow4[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_x_2_gradRow2 := &scratch.net_layer_norm_2_x_2_grad[i0][i1]
-				net_layer_norm_2_x_1_gradRow := &scratch.net_layer_norm_2_x_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradRow[i2] += net_layer_norm_2_x_2_gradRow2[i2]
+					net_layer_norm_2_centered_gradRow5[i2] += net_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -4900,178 +4681,158 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.scratch = scratch
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.pNetLinear1W = pNetLinear1W
-	rec33.scratch = scratch
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.pNetLinear1W = pNetLinear1W
+	rec32.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
-
-	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.scratch = scratch
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
 
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec31, rec32, rec33, rec34, rec35, rec36)
+	region.RunSeq(8, rec30, rec31, rec32, rec33, rec34)
 	// The 8 partial sums, added in part order.
-	for j43 := range 32 {
-		acc32 := gNetLinear1B[j43]
-		acc32 += rec31.gNetLinear1BPartial[0][j43]
-		acc32 += rec31.gNetLinear1BPartial[1][j43]
-		acc32 += rec31.gNetLinear1BPartial[2][j43]
-		acc32 += rec31.gNetLinear1BPartial[3][j43]
-		acc32 += rec31.gNetLinear1BPartial[4][j43]
-		acc32 += rec31.gNetLinear1BPartial[5][j43]
-		acc32 += rec31.gNetLinear1BPartial[6][j43]
-		acc32 += rec31.gNetLinear1BPartial[7][j43]
-		gNetLinear1B[j43] = acc32
+	for j42 := range 32 {
+		acc32 := gNetLinear1B[j42]
+		acc32 += rec30.gNetLinear1BPartial[0][j42]
+		acc32 += rec30.gNetLinear1BPartial[1][j42]
+		acc32 += rec30.gNetLinear1BPartial[2][j42]
+		acc32 += rec30.gNetLinear1BPartial[3][j42]
+		acc32 += rec30.gNetLinear1BPartial[4][j42]
+		acc32 += rec30.gNetLinear1BPartial[5][j42]
+		acc32 += rec30.gNetLinear1BPartial[6][j42]
+		acc32 += rec30.gNetLinear1BPartial[7][j42]
+		gNetLinear1B[j42] = acc32
+	}
+	rec30.scratch = nil
+	ocannlReverserBackwardPart29Records.Put(rec30)
+	// The 8 partial sums, added in part order.
+	for j44 := range 32 {
+		for j45 := range 64 {
+			acc33 := gNetLinear1W[64*j44+j45]
+			acc33 += rec31.gNetLinear1WPartial[0][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[1][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[2][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[3][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[4][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[5][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[6][j44][j45]
+			acc33 += rec31.gNetLinear1WPartial[7][j44][j45]
+			gNetLinear1W[64*j44+j45] = acc33
+		}
 	}
 	rec31.scratch = nil
 	ocannlReverserBackwardPart30Records.Put(rec31)
-	// The 8 partial sums, added in part order.
-	for j45 := range 32 {
-		for j46 := range 64 {
-			acc33 := gNetLinear1W[64*j45+j46]
-			acc33 += rec32.gNetLinear1WPartial[0][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[1][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[2][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[3][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[4][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[5][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[6][j45][j46]
-			acc33 += rec32.gNetLinear1WPartial[7][j45][j46]
-			gNetLinear1W[64*j45+j46] = acc33
-		}
-	}
-	rec32.scratch = nil
+	*rec32 = ocannlReverserBackwardPart31{}
 	ocannlReverserBackwardPart31Records.Put(rec32)
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
 	// The 8 partial sums, added in part order.
-	for j51 := range 64 {
-		acc36 := gNetDense1B[j51]
-		acc36 += rec36.gNetDense1BPartial[0][j51]
-		acc36 += rec36.gNetDense1BPartial[1][j51]
-		acc36 += rec36.gNetDense1BPartial[2][j51]
-		acc36 += rec36.gNetDense1BPartial[3][j51]
-		acc36 += rec36.gNetDense1BPartial[4][j51]
-		acc36 += rec36.gNetDense1BPartial[5][j51]
-		acc36 += rec36.gNetDense1BPartial[6][j51]
-		acc36 += rec36.gNetDense1BPartial[7][j51]
-		gNetDense1B[j51] = acc36
+	for j49 := range 64 {
+		acc36 := gNetDense1B[j49]
+		acc36 += rec34.gNetDense1BPartial[0][j49]
+		acc36 += rec34.gNetDense1BPartial[1][j49]
+		acc36 += rec34.gNetDense1BPartial[2][j49]
+		acc36 += rec34.gNetDense1BPartial[3][j49]
+		acc36 += rec34.gNetDense1BPartial[4][j49]
+		acc36 += rec34.gNetDense1BPartial[5][j49]
+		acc36 += rec34.gNetDense1BPartial[6][j49]
+		acc36 += rec34.gNetDense1BPartial[7][j49]
+		gNetDense1B[j49] = acc36
 	}
-	rec36.scratch = nil
-	ocannlReverserBackwardPart35Records.Put(rec36)
+	rec34.scratch = nil
+	ocannlReverserBackwardPart33Records.Put(rec34)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetDense1W = [2048]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.gNetDense1W = gNetDense1W
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.gNetDense1W = gNetDense1W
+	rec35.scratch = scratch
+	region.Run(rec35, 8)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.pNetDense1W = pNetDense1W
-	rec38.scratch = scratch
-
-	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_x1_4_grad = [32][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.pNetDense1W = pNetDense1W
+	rec36.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.scratch = scratch
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
 
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec38, rec39, rec40, rec41, rec42)
+	region.RunSeq(8, rec36, rec37, rec38, rec39)
+	*rec36 = ocannlReverserBackwardPart35{}
+	ocannlReverserBackwardPart35Records.Put(rec36)
+	// The 8 partial sums, added in part order.
+	for j53 := range 32 {
+		acc39 := gNetLayerNorm1Beta[j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[0][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[1][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[2][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[3][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[4][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[5][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[6][j53]
+		acc39 += rec37.gNetLayerNorm1BetaPartial[7][j53]
+		gNetLayerNorm1Beta[j53] = acc39
+	}
+	rec37.scratch = nil
+	ocannlReverserBackwardPart36Records.Put(rec37)
 	*rec38 = ocannlReverserBackwardPart37{}
 	ocannlReverserBackwardPart37Records.Put(rec38)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
-	// The 8 partial sums, added in part order.
-	for j56 := range 32 {
-		acc39 := gNetLayerNorm1Beta[j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[0][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[1][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[2][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[3][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[4][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[5][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[6][j56]
-		acc39 += rec40.gNetLayerNorm1BetaPartial[7][j56]
-		gNetLayerNorm1Beta[j56] = acc39
-	}
-	rec40.scratch = nil
-	ocannlReverserBackwardPart39Records.Put(rec40)
-	*rec41 = ocannlReverserBackwardPart40{}
-	ocannlReverserBackwardPart40Records.Put(rec41)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap30AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap30AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -5087,9 +4848,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -5106,9 +4867,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -5122,86 +4883,76 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec44.scratch = scratch
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec41.scratch = scratch
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
-
-	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_x_grad = [32][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec43, rec44, rec45, rec46, rec47, rec48, rec49)
+	region.RunSeq(8, rec40, rec41, rec42, rec43, rec44, rec45)
 	// The 8 partial sums, added in part order.
-	for j61 := range 32 {
-		acc42 := gNetLayerNorm1Gamma[j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[0][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[1][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[2][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[3][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[4][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[5][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[6][j61]
-		acc42 += rec43.gNetLayerNorm1GammaPartial[7][j61]
-		gNetLayerNorm1Gamma[j61] = acc42
+	for j58 := range 32 {
+		acc42 := gNetLayerNorm1Gamma[j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[0][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[1][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[2][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[3][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[4][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[5][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[6][j58]
+		acc42 += rec40.gNetLayerNorm1GammaPartial[7][j58]
+		gNetLayerNorm1Gamma[j58] = acc42
 	}
-	rec43.scratch = nil
+	rec40.scratch = nil
+	ocannlReverserBackwardPart39Records.Put(rec40)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
+	*rec43 = ocannlReverserBackwardPart42{}
 	ocannlReverserBackwardPart42Records.Put(rec43)
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
 	*rec45 = ocannlReverserBackwardPart44{}
 	ocannlReverserBackwardPart44Records.Put(rec45)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap33AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -5216,54 +4967,16 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_layer_norm_1_x_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else {
-		scratch.net_h_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0][i1]
-				for i2 := range 32 {
-					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
-	} else {
-		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -5274,36 +4987,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WO = [1024]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.gNetAttention1WO = gNetAttention1WO
-	rec50.scratch = scratch
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.gNetAttention1WO = gNetAttention1WO
+	rec46.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.pNetAttention1WO = pNetAttention1WO
-	rec51.scratch = scratch
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.pNetAttention1WO = pNetAttention1WO
+	rec47.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec50, rec51, rec52)
-	*rec50 = ocannlReverserBackwardPart49{}
-	ocannlReverserBackwardPart49Records.Put(rec50)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	region.RunSeq(8, rec46, rec47, rec48)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5340,9 +5053,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap38AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
@@ -5364,14 +5077,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// float32 pointwise kernel over 1024 elements (c = 8): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+		ocannlMap41AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
-		for j78 := range 32 {
-			for j79 := range 8 {
-				for j80 := range 4 {
-					scratch.net_attention_1_m_argmax_8[j78][j79][j80][0] = 8
+		for j73 := range 32 {
+			for j74 := range 8 {
+				for j75 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j73][j74][j75][0] = 8
 				}
 			}
 		}
@@ -5379,72 +5092,62 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_attention_1_scores_grad = [32][8][4][8]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.scratch = scratch
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.scratch = scratch
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.scratch = scratch
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
 
-	// The 8 nests above as one job: part j runs part j of each, in order (their
+	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60)
+	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
+	*rec50 = ocannlReverserBackwardPart49{}
+	ocannlReverserBackwardPart49Records.Put(rec50)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 	*rec53 = ocannlReverserBackwardPart52{}
 	ocannlReverserBackwardPart52Records.Put(rec53)
 	*rec54 = ocannlReverserBackwardPart53{}
 	ocannlReverserBackwardPart53Records.Put(rec54)
 	*rec55 = ocannlReverserBackwardPart54{}
 	ocannlReverserBackwardPart54Records.Put(rec55)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5527,104 +5230,89 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WV = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.gNetAttention1WV = gNetAttention1WV
-	rec61.scratch = scratch
-	region.Run(rec61, 4)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.gNetAttention1WV = gNetAttention1WV
+	rec56.scratch = scratch
+	region.Run(rec56, 4)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.pNetAttention1WV = pNetAttention1WV
-	rec62.scratch = scratch
-	region.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.pNetAttention1WV = pNetAttention1WV
+	rec57.scratch = scratch
+	region.Run(rec57, 8)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WK = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.gNetAttention1WK = gNetAttention1WK
-	rec63.scratch = scratch
-	region.Run(rec63, 4)
-	*rec63 = ocannlReverserBackwardPart62{}
-	ocannlReverserBackwardPart62Records.Put(rec63)
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.gNetAttention1WK = gNetAttention1WK
+	rec58.scratch = scratch
+	region.Run(rec58, 4)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.pNetAttention1WK = pNetAttention1WK
-	rec64.scratch = scratch
-	region.Run(rec64, 8)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.pNetAttention1WK = pNetAttention1WK
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WQ = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.gNetAttention1WQ = gNetAttention1WQ
-	rec65.scratch = scratch
-	region.Run(rec65, 4)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.gNetAttention1WQ = gNetAttention1WQ
+	rec60.scratch = scratch
+	region.Run(rec60, 4)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.pNetAttention1WQ = pNetAttention1WQ
-	rec66.scratch = scratch
-
-	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h_1_grad = [32][8][32]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec67 := ocannlReverserBackwardPart66Records.Get()
-	rec67.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec66, rec67)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
-	*rec67 = ocannlReverserBackwardPart66{}
-	ocannlReverserBackwardPart66Records.Put(rec67)
+	rec61 := ocannlReverserBackwardPart60Records.Get()
+	rec61.pNetAttention1WQ = pNetAttention1WQ
+	rec61.scratch = scratch
+	region.Run(rec61, 8)
+	*rec61 = ocannlReverserBackwardPart60{}
+	ocannlReverserBackwardPart60Records.Put(rec61)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec68 := ocannlReverserBackwardPart67Records.Get()
-	rec68.gNetPos = gNetPos
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlReverserBackwardPart67{}
-	ocannlReverserBackwardPart67Records.Put(rec68)
+	rec62 := ocannlReverserBackwardPart61Records.Get()
+	rec62.gNetPos = gNetPos
+	rec62.scratch = scratch
+	region.Run(rec62, 8)
+	*rec62 = ocannlReverserBackwardPart61{}
+	ocannlReverserBackwardPart61Records.Put(rec62)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX512(&gNetEmb[0], &scratch.net_layer_norm_1_centered_grad[0][0][0], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&gNetEmb[0], &scratch.net_h_1_grad[0][0][0], &tokens[0][0][0])
+		ocannlGemm18AVX2(&gNetEmb[0], &scratch.net_layer_norm_1_centered_grad[0][0][0], &tokens[0][0][0])
 	} else {
 		*gNetEmb = [320]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 32 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV3 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2 : 10*i2+10])
 					for i3 := range 10 {
-						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
+						gNetEmbRow[i3] += net_layer_norm_1_centered_gradV3 * tokensRow2[i3]
 					}
 				}
 			}
@@ -5635,111 +5323,96 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 // ocannlReverserBackwardScratch holds the local arrays of ocannlReverserBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlReverserBackwardScratch struct {
-	net_h_1                             [32][8][32]float32
-	net_h                               [32][8][32]float32
-	net_attention_1_q                   [32][8][4][8]float32
-	net_attention_1_k                   [32][8][4][8]float32
-	net_attention_1_v                   [32][8][4][8]float32
-	net_attention_1_scores_1            [32][8][4][8]float32
-	net_attention_1_scores_2            [1]float32
-	net_attention_1_scores              [32][8][4][8]float32
-	net_attention_1_m                   [32][8][4][1]float32
-	net_attention_1_ex                  [32][8][4][8]float32
-	net_attention_1_attn_1              [32][8][4][1]float32
-	net_attention_1_attn                [32][8][4][8]float32
-	net_attention_1_ctx                 [32][8][4][8]float32
-	net_layer_norm_1_x_1                [32][8][32]float32
-	net_layer_norm_1_x                  [32][8][32]float32
-	net_layer_norm_1_mean_1             [32][8][1]float32
-	net_layer_norm_1_mean               [32][8][1]float32
-	net_layer_norm_1_centered           [32][8][32]float32
-	net_layer_norm_1_var_1              [32][8][32]float32
-	net_layer_norm_1_var_2              [32][8][1]float32
-	net_layer_norm_1_var                [32][8][1]float32
-	net_x1_1                            [32][8][32]float32
-	net_x1_2                            [32][8][1]float32
-	net_x1_3                            [32][8][1]float32
-	net_x1                              [32][8][32]float32
-	net_linear_1_x_1                    [32][8][64]float32
-	net_linear_1_x_2                    [32][8][64]float32
-	net_linear_1_x                      [32][8][64]float32
-	net_layer_norm_2_x_1                [32][8][32]float32
-	net_layer_norm_2_x                  [32][8][32]float32
-	net_layer_norm_2_mean_1             [32][8][1]float32
-	net_layer_norm_2_mean               [32][8][1]float32
-	net_layer_norm_2_centered           [32][8][32]float32
-	net_layer_norm_2_var_1              [32][8][32]float32
-	net_layer_norm_2_var_2              [32][8][1]float32
-	net_layer_norm_2_var                [32][8][1]float32
-	net_x2_1                            [32][8][32]float32
-	net_x2_2                            [32][8][1]float32
-	net_x2_3                            [32][8][1]float32
-	net_x2                              [32][8][32]float32
-	train_cross_entropy_1_logits_1      [32][8][10]float32
-	train_cross_entropy_1_logits        [32][8][10]float32
-	train_cross_entropy_1_m             [32][8][1]float32
-	train_cross_entropy_1_z             [32][8][10]float32
-	train_cross_entropy_1_logp_1        [32][8][10]float32
-	train_cross_entropy_1_logp_2        [32][8][1]float32
-	train_cross_entropy_1_logp_3        [32][8][1]float32
-	train_1                             [32][8][10]float32
-	net_h_1_grad                        [32][8][32]float32
-	net_h_grad                          [32][8][32]float32
-	net_attention_1_q_grad              [32][8][4][8]float32
-	net_attention_1_k_grad              [32][8][4][8]float32
-	net_attention_1_v_grad              [32][8][4][8]float32
-	net_attention_1_scores_1_grad       [32][8][4][8]float32
-	net_attention_1_scores_grad         [32][8][4][8]float32
-	net_attention_1_m_grad              [32][8][4][1]float32
-	net_attention_1_ex_1_grad           [32][8][4][8]float32
-	net_attention_1_ex_grad             [32][8][4][8]float32
-	net_attention_1_attn_1_grad         [32][8][4][1]float32
-	net_attention_1_attn_grad           [32][8][4][8]float32
-	net_attention_1_ctx_grad            [32][8][4][8]float32
-	net_layer_norm_1_x_1_grad           [32][8][32]float32
-	net_layer_norm_1_x_grad             [32][8][32]float32
-	net_layer_norm_1_mean_1_grad        [32][8][1]float32
-	net_layer_norm_1_mean_grad          [32][8][1]float32
-	net_layer_norm_1_centered_grad      [32][8][32]float32
-	net_layer_norm_1_var_1_grad         [32][8][32]float32
-	net_layer_norm_1_var_2_grad         [32][8][1]float32
-	net_layer_norm_1_var_grad           [32][8][1]float32
-	net_x1_1_grad                       [32][8][32]float32
-	net_x1_2_grad                       [32][8][1]float32
-	net_x1_3_grad                       [32][8][1]float32
-	net_x1_4_grad                       [32][8][32]float32
-	net_x1_grad                         [32][8][32]float32
-	net_linear_1_x_1_grad               [32][8][64]float32
-	net_linear_1_x_2_grad               [32][8][64]float32
-	net_linear_1_x_grad                 [32][8][64]float32
-	net_layer_norm_2_x_1_grad           [32][8][32]float32
-	net_layer_norm_2_x_2_grad           [32][8][32]float32
-	net_layer_norm_2_x_grad             [32][8][32]float32
-	net_layer_norm_2_mean_1_grad        [32][8][1]float32
-	net_layer_norm_2_mean_grad          [32][8][1]float32
-	net_layer_norm_2_centered_grad      [32][8][32]float32
-	net_layer_norm_2_var_1_grad         [32][8][32]float32
-	net_layer_norm_2_var_2_grad         [32][8][1]float32
-	net_layer_norm_2_var_grad           [32][8][1]float32
-	net_x2_1_grad                       [32][8][32]float32
-	net_x2_2_grad                       [32][8][1]float32
-	net_x2_3_grad                       [32][8][1]float32
-	net_x2_4_grad                       [32][8][32]float32
-	net_x2_grad                         [32][8][32]float32
-	train_cross_entropy_1_logits_1_grad [32][8][10]float32
-	train_cross_entropy_1_logits_grad   [32][8][10]float32
-	train_cross_entropy_1_m_grad        [32][8][1]float32
-	train_cross_entropy_1_z_grad        [32][8][10]float32
-	train_cross_entropy_1_logp_1_grad   [32][8][10]float32
-	train_cross_entropy_1_logp_2_grad   [32][8][1]float32
-	train_cross_entropy_1_logp_3_grad   [32][8][1]float32
-	train_cross_entropy_1_logp_grad     [32][8][10]float32
-	train_1_grad                        [32][8][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_46   [32][8][1]float32
-	ordinals_2                          [8]float32
-	net_attention_1_m_argmax_8          [32][8][4][1]float32
+	net_h_1                           [32][8][32]float32
+	net_h                             [32][8][32]float32
+	net_attention_1_q                 [32][8][4][8]float32
+	net_attention_1_k                 [32][8][4][8]float32
+	net_attention_1_v                 [32][8][4][8]float32
+	net_attention_1_scores_1          [32][8][4][8]float32
+	net_attention_1_scores_2          [1]float32
+	net_attention_1_scores            [32][8][4][8]float32
+	net_attention_1_m                 [32][8][4][1]float32
+	net_attention_1_ex                [32][8][4][8]float32
+	net_attention_1_attn_1            [32][8][4][1]float32
+	net_attention_1_attn              [32][8][4][8]float32
+	net_attention_1_ctx               [32][8][4][8]float32
+	net_layer_norm_1_x_1              [32][8][32]float32
+	net_layer_norm_1_x                [32][8][32]float32
+	net_layer_norm_1_mean_1           [32][8][1]float32
+	net_layer_norm_1_mean             [32][8][1]float32
+	net_layer_norm_1_centered         [32][8][32]float32
+	net_layer_norm_1_var_1            [32][8][32]float32
+	net_layer_norm_1_var_2            [32][8][1]float32
+	net_layer_norm_1_var              [32][8][1]float32
+	net_x1_1                          [32][8][32]float32
+	net_x1_2                          [32][8][1]float32
+	net_x1_3                          [32][8][1]float32
+	net_x1                            [32][8][32]float32
+	net_linear_1_x_1                  [32][8][64]float32
+	net_linear_1_x_2                  [32][8][64]float32
+	net_linear_1_x                    [32][8][64]float32
+	net_layer_norm_2_x_1              [32][8][32]float32
+	net_layer_norm_2_x                [32][8][32]float32
+	net_layer_norm_2_mean_1           [32][8][1]float32
+	net_layer_norm_2_mean             [32][8][1]float32
+	net_layer_norm_2_centered         [32][8][32]float32
+	net_layer_norm_2_var_1            [32][8][32]float32
+	net_layer_norm_2_var_2            [32][8][1]float32
+	net_layer_norm_2_var              [32][8][1]float32
+	net_x2_1                          [32][8][32]float32
+	net_x2_2                          [32][8][1]float32
+	net_x2_3                          [32][8][1]float32
+	net_x2                            [32][8][32]float32
+	train_cross_entropy_1_logits_1    [32][8][10]float32
+	train_cross_entropy_1_logits      [32][8][10]float32
+	train_cross_entropy_1_m           [32][8][1]float32
+	train_cross_entropy_1_z           [32][8][10]float32
+	train_cross_entropy_1_logp_1      [32][8][10]float32
+	train_cross_entropy_1_logp_2      [32][8][1]float32
+	train_cross_entropy_1_logp_3      [32][8][1]float32
+	train_1                           [32][8][10]float32
+	net_attention_1_q_grad            [32][8][4][8]float32
+	net_attention_1_k_grad            [32][8][4][8]float32
+	net_attention_1_v_grad            [32][8][4][8]float32
+	net_attention_1_scores_1_grad     [32][8][4][8]float32
+	net_attention_1_m_grad            [32][8][4][1]float32
+	net_attention_1_ex_1_grad         [32][8][4][8]float32
+	net_attention_1_ex_grad           [32][8][4][8]float32
+	net_attention_1_attn_1_grad       [32][8][4][1]float32
+	net_attention_1_attn_grad         [32][8][4][8]float32
+	net_attention_1_ctx_grad          [32][8][4][8]float32
+	net_layer_norm_1_mean_1_grad      [32][8][1]float32
+	net_layer_norm_1_mean_grad        [32][8][1]float32
+	net_layer_norm_1_centered_grad    [32][8][32]float32
+	net_layer_norm_1_var_1_grad       [32][8][32]float32
+	net_layer_norm_1_var_2_grad       [32][8][1]float32
+	net_layer_norm_1_var_grad         [32][8][1]float32
+	net_x1_1_grad                     [32][8][32]float32
+	net_x1_2_grad                     [32][8][1]float32
+	net_x1_3_grad                     [32][8][1]float32
+	net_linear_1_x_2_grad             [32][8][64]float32
+	net_linear_1_x_grad               [32][8][64]float32
+	net_layer_norm_2_mean_1_grad      [32][8][1]float32
+	net_layer_norm_2_mean_grad        [32][8][1]float32
+	net_layer_norm_2_centered_grad    [32][8][32]float32
+	net_layer_norm_2_var_1_grad       [32][8][32]float32
+	net_layer_norm_2_var_2_grad       [32][8][1]float32
+	net_layer_norm_2_var_grad         [32][8][1]float32
+	net_x2_1_grad                     [32][8][32]float32
+	net_x2_2_grad                     [32][8][1]float32
+	net_x2_3_grad                     [32][8][1]float32
+	net_x2_grad                       [32][8][32]float32
+	train_cross_entropy_1_m_grad      [32][8][1]float32
+	train_cross_entropy_1_logp_1_grad [32][8][10]float32
+	train_cross_entropy_1_logp_2_grad [32][8][1]float32
+	train_cross_entropy_1_logp_3_grad [32][8][1]float32
+	train_cross_entropy_1_logp_grad   [32][8][10]float32
+	train_1_grad                      [32][8][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_46 [32][8][1]float32
+	ordinals_2                        [8]float32
+	net_attention_1_m_argmax_8        [32][8][4][1]float32
 }
 
 // ocannlReverserBackwardPart0 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
@@ -6455,16 +6128,16 @@ func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
 		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j27]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j27][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j27][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j27][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j27][i1+3]
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+4*j27][i1]
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j27][i1+1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j27][i1+2]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j27][i1+3]
 				for i2 := range 32 {
 					acc25 := gNetLayerNorm2BetaPartialRow[i2]
+					acc25 += net_x2_gradRow2[i2]
 					acc25 += net_x2_gradRow3[i2]
 					acc25 += net_x2_gradRow4[i2]
 					acc25 += net_x2_gradRow5[i2]
-					acc25 += net_x2_gradRow6[i2]
 					gNetLayerNorm2BetaPartialRow[i2] = acc25
 				}
 			}
@@ -6486,17 +6159,17 @@ func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
 	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+		ocannlMap29AVX512(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+		ocannlMap29AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j29][i1]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j29][i1]
 				net_x2_3V2 := scratch.net_x2_3[i0+4*j29][i1][0]
 				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j29][i1]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					net_x2_1_gradRow[i2] += net_x2_gradRow6[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -6517,19 +6190,19 @@ func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
 	scratch := r28.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+		ocannlReduce10AVX512(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j30][i1]
+				net_x2_gradRow7 := &scratch.net_x2_grad[i0+4*j30][i1]
 				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j30][i1]
 				v := scratch.net_x2_3[i0+4*j30][i1][0] * scratch.net_x2_3[i0+4*j30][i1][0]
 				acc27 := scratch.net_x2_3_grad[i0+4*j30][i1][0]
 				for i2 := range 32 {
-					acc27 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					acc27 += net_x2_gradRow7[i2] * (-(net_x2_1Row3[i2] / v))
 				}
 				scratch.net_x2_3_grad[i0+4*j30][i1][0] = acc27
 			}
@@ -6597,9 +6270,9 @@ func (r30 *ocannlReverserBackwardPart24) Part(j34 int) {
 	pNetLayerNorm2Gamma, scratch := r30.pNetLayerNorm2Gamma, r30.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -6627,9 +6300,9 @@ func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -6657,9 +6330,9 @@ func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
 	scratch := r32.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -6688,9 +6361,9 @@ func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
 	scratch := r33.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -6717,19 +6390,21 @@ type ocannlReverserBackwardPart28 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
 	scratch := r34.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
+		ocannlReduce12AVX512(&scratch.net_layer_norm_2_mean_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j39][i1]
+				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j39][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					acc30 -= net_layer_norm_2_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j39][i1][0] = acc30
 			}
 		}
 	}
@@ -6741,27 +6416,36 @@ var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 // ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart29 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j40 int) {
-	scratch := r35.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j41 int) {
+	scratch, gNetLinear1BPartial := r35.scratch, &r35.gNetLinear1BPartial
+	gNetLinear1BPartial[j41] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce9AVX512(&gNetLinear1BPartial[j41][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce9AVX2(&gNetLinear1BPartial[j41][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j41]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1]
-				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j40][i1][0]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_centered_gradRow6 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1]
+				net_layer_norm_2_centered_gradRow7 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+1]
+				net_layer_norm_2_centered_gradRow8 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+2]
+				net_layer_norm_2_centered_gradRow9 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+3]
 				for i2 := range 32 {
-					acc30 -= net_layer_norm_2_centered_gradRow5[i2]
+					acc31 := gNetLinear1BPartialRow[i2]
+					acc31 += net_layer_norm_2_centered_gradRow6[i2]
+					acc31 += net_layer_norm_2_centered_gradRow7[i2]
+					acc31 += net_layer_norm_2_centered_gradRow8[i2]
+					acc31 += net_layer_norm_2_centered_gradRow9[i2]
+					gNetLinear1BPartialRow[i2] = acc31
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j40][i1][0] = acc30
 			}
 		}
 	}
@@ -6774,34 +6458,28 @@ var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart30 struct {
 	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1BPartial [8][32]float32
+	gNetLinear1WPartial [8][32][64]float32
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
-	scratch, gNetLinear1BPartial := r36.scratch, &r36.gNetLinear1BPartial
-	gNetLinear1BPartial[j42] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j43 of the nest (0 <= j43 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j43 int) {
+	scratch, gNetLinear1WPartial := r36.scratch, &r36.gNetLinear1WPartial
+	gNetLinear1WPartial[j43] = [32][64]float32{}
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
+		ocannlGemm9AVX512(&gNetLinear1WPartial[j43][0][0], &scratch.net_layer_norm_2_centered_grad[4*j43][0][0], &scratch.net_linear_1_x[4*j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
+		ocannlGemm9AVX2(&gNetLinear1WPartial[j43][0][0], &scratch.net_layer_norm_2_centered_grad[4*j43][0][0], &scratch.net_linear_1_x[4*j43][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j42]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+3]
+			for i1 := range 8 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j43][i1]
 				for i2 := range 32 {
-					acc31 := gNetLinear1BPartialRow[i2]
-					acc31 += net_layer_norm_2_x_2_gradRow3[i2]
-					acc31 += net_layer_norm_2_x_2_gradRow4[i2]
-					acc31 += net_layer_norm_2_x_2_gradRow5[i2]
-					acc31 += net_layer_norm_2_x_2_gradRow6[i2]
-					gNetLinear1BPartialRow[i2] = acc31
+					net_layer_norm_2_centered_gradV := scratch.net_layer_norm_2_centered_grad[i0+4*j43][i1][i2]
+					gNetLinear1WPartialRow := &gNetLinear1WPartial[j43][i2]
+					for i3 := range 64 {
+						gNetLinear1WPartialRow[i3] += net_layer_norm_2_centered_gradV * net_linear_1_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -6814,28 +6492,39 @@ var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	scratch             *ocannlReverserBackwardScratch
-	gNetLinear1WPartial [8][32][64]float32
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j44 of the nest (0 <= j44 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j44 int) {
-	scratch, gNetLinear1WPartial := r37.scratch, &r37.gNetLinear1WPartial
-	gNetLinear1WPartial[j44] = [32][64]float32{}
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r37 *ocannlReverserBackwardPart31) Part(j46 int) {
+	pNetLinear1W, scratch := r37.pNetLinear1W, r37.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1WPartial[j44][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j44][0][0], &scratch.net_linear_1_x[4*j44][0][0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j46][0][0], &scratch.net_layer_norm_2_centered_grad[4*j46][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1WPartial[j44][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j44][0][0], &scratch.net_linear_1_x[4*j44][0][0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j46][0][0], &scratch.net_layer_norm_2_centered_grad[4*j46][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j44][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0+4*j44][i1][i2]
-					gNetLinear1WPartialRow := &gNetLinear1WPartial[j44][i2]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j46][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_centered_gradV2 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_centered_gradV3 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_centered_gradV4 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_centered_gradV5 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+3]
 					for i3 := range 64 {
-						gNetLinear1WPartialRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+						acc34 := net_linear_1_x_gradRow[i3]
+						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_centered_gradV2
+						acc34 += pNetLinear1WRow3[i3] * net_layer_norm_2_centered_gradV3
+						acc34 += pNetLinear1WRow4[i3] * net_layer_norm_2_centered_gradV4
+						acc34 += pNetLinear1WRow5[i3] * net_layer_norm_2_centered_gradV5
+						net_linear_1_x_gradRow[i3] = acc34
 					}
 				}
 			}
@@ -6849,40 +6538,33 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j47 of the nest (0 <= j47 < 8).
-func (r38 *ocannlReverserBackwardPart32) Part(j47 int) {
-	pNetLinear1W, scratch := r38.pNetLinear1W, r38.scratch
-	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r40 *ocannlReverserBackwardPart32) Part(j47 int) {
+	scratch := r40.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j47][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j47][0][0], &pNetLinear1W[0])
+		ocannlMap37AVX512(&scratch.net_linear_1_x_2_grad[4*j47][0][0], &scratch.net_linear_1_x_2[4*j47][0][0], &scratch.net_linear_1_x_grad[4*j47][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j47][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j47][0][0], &pNetLinear1W[0])
+		ocannlMap37AVX2(&scratch.net_linear_1_x_2_grad[4*j47][0][0], &scratch.net_linear_1_x_2[4*j47][0][0], &scratch.net_linear_1_x_grad[4*j47][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j47][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+3]
-					for i3 := range 64 {
-						acc34 := net_linear_1_x_gradRow[i3]
-						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc34 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc34 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc34 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc34
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j47][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j47][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1]
+				for i2 := range 64 {
+					var r38 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r38 = 1
 					}
+					r39 := float32(0)
+					if r38 != 0 {
+						r39 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r39
 				}
 			}
 		}
@@ -6895,33 +6577,35 @@ var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 // ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart33 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
-	scratch := r41.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	scratch, gNetDense1BPartial := r41.scratch, &r41.gNetDense1BPartial
+	gNetDense1BPartial[j48] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
+		ocannlReduce13AVX512(&gNetDense1BPartial[j48][0], &scratch.net_linear_1_x_2_grad[4*j48][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
+		ocannlReduce13AVX2(&gNetDense1BPartial[j48][0], &scratch.net_linear_1_x_2_grad[4*j48][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j48]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j48][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j48][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+2]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+3]
 				for i2 := range 64 {
-					var r39 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r39 = 1
-					}
-					r40 := float32(0)
-					if r39 != 0 {
-						r40 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r40
+					acc35 := gNetDense1BPartialRow[i2]
+					acc35 += net_linear_1_x_2_gradRow2[i2]
+					acc35 += net_linear_1_x_2_gradRow3[i2]
+					acc35 += net_linear_1_x_2_gradRow4[i2]
+					acc35 += net_linear_1_x_2_gradRow5[i2]
+					gNetDense1BPartialRow[i2] = acc35
 				}
 			}
 		}
@@ -6932,26 +6616,30 @@ func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
 var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r42 *ocannlReverserBackwardPart34) Part(j49 int) {
-	scratch := r42.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
+	gNetDense1W, scratch := r42.gNetDense1W, r42.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j50], &scratch.net_linear_1_x_2_grad[0][0][8*j50], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j50], &scratch.net_linear_1_x_2_grad[0][0][8*j50], &scratch.net_x1[0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j49][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j49][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1][i2+8*j50]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j50 : 32*i2+256*j50+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_2_gradV * net_x1Row4[i3]
+					}
 				}
 			}
 		}
@@ -6964,35 +6652,40 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
-	scratch, gNetDense1BPartial := r43.scratch, &r43.gNetDense1BPartial
-	gNetDense1BPartial[j50] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j51 int) {
+	pNetDense1W, scratch := r43.pNetDense1W, r43.scratch
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
+		ocannlGemm12AVX512(&scratch.net_layer_norm_2_centered_grad[4*j51][0][0], &scratch.net_linear_1_x_2_grad[4*j51][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
+		ocannlGemm12AVX2(&scratch.net_layer_norm_2_centered_grad[4*j51][0][0], &scratch.net_linear_1_x_2_grad[4*j51][0][0], &pNetDense1W[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j50]
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+3]
-				for i2 := range 64 {
-					acc35 := gNetDense1BPartialRow[i2]
-					acc35 += net_linear_1_x_2_gradRow3[i2]
-					acc35 += net_linear_1_x_2_gradRow4[i2]
-					acc35 += net_linear_1_x_2_gradRow5[i2]
-					acc35 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc35
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow10 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+3]
+					for i3 := range 32 {
+						acc37 := net_layer_norm_2_centered_gradRow10[i3]
+						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_2_gradV2
+						acc37 += pNetDense1WRow3[i3] * net_linear_1_x_2_gradV3
+						acc37 += pNetDense1WRow4[i3] * net_linear_1_x_2_gradV4
+						acc37 += pNetDense1WRow5[i3] * net_linear_1_x_2_gradV5
+						net_layer_norm_2_centered_gradRow10[i3] = acc37
+					}
 				}
 			}
 		}
@@ -7003,30 +6696,37 @@ func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
 var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
 // ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r44 *ocannlReverserBackwardPart36) Part(j52 int) {
-	gNetDense1W, scratch := r44.gNetDense1W, r44.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch, gNetLayerNorm1BetaPartial := r44.scratch, &r44.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j52] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j52], &scratch.net_linear_1_x_1_grad[0][0][8*j52], &scratch.net_x1[0][0][0])
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j52][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j52], &scratch.net_linear_1_x_1_grad[0][0][8*j52], &scratch.net_x1[0][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j52][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j52]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j52 : 32*i2+256*j52+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j52]
+		for i0 := range 4 {
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_layer_norm_2_centered_gradRow11 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1]
+				net_layer_norm_2_centered_gradRow12 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+1]
+				net_layer_norm_2_centered_gradRow13 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+2]
+				net_layer_norm_2_centered_gradRow14 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+3]
+				for i2 := range 32 {
+					acc38 := gNetLayerNorm1BetaPartialRow[i2]
+					acc38 += net_layer_norm_2_centered_gradRow11[i2]
+					acc38 += net_layer_norm_2_centered_gradRow12[i2]
+					acc38 += net_layer_norm_2_centered_gradRow13[i2]
+					acc38 += net_layer_norm_2_centered_gradRow14[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc38
 				}
 			}
 		}
@@ -7039,40 +6739,25 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r45 *ocannlReverserBackwardPart37) Part(j53 int) {
-	pNetDense1W, scratch := r45.pNetDense1W, r45.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r45 *ocannlReverserBackwardPart37) Part(j54 int) {
+	scratch := r45.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j53][0][0], &scratch.net_linear_1_x_1_grad[4*j53][0][0], &pNetDense1W[0])
+		ocannlMap29AVX512(&scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j53][0][0], &scratch.net_linear_1_x_1_grad[4*j53][0][0], &pNetDense1W[0])
+		ocannlMap29AVX2(&scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j53][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+3]
-					for i3 := range 32 {
-						acc37 := net_x1_gradRow2[i3]
-						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc37 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc37 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc37 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc37
-					}
+				net_layer_norm_2_centered_gradRow15 := &scratch.net_layer_norm_2_centered_grad[i0+4*j54][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j54][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j54][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_layer_norm_2_centered_gradRow15[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -7088,22 +6773,26 @@ type ocannlReverserBackwardPart38 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r46 *ocannlReverserBackwardPart38) Part(j54 int) {
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r46 *ocannlReverserBackwardPart38) Part(j55 int) {
 	scratch := r46.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
+		ocannlReduce10AVX512(&scratch.net_x1_3_grad[4*j55][0][0], &scratch.net_layer_norm_2_centered_grad[4*j55][0][0], &scratch.net_x1_1[4*j55][0][0], &scratch.net_x1_3[4*j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
+		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j55][0][0], &scratch.net_layer_norm_2_centered_grad[4*j55][0][0], &scratch.net_x1_1[4*j55][0][0], &scratch.net_x1_3[4*j55][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j54][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j54][i1]
+				net_layer_norm_2_centered_gradRow16 := &scratch.net_layer_norm_2_centered_grad[i0+4*j55][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j55][i1]
+				v2 := scratch.net_x1_3[i0+4*j55][i1][0] * scratch.net_x1_3[i0+4*j55][i1][0]
+				acc40 := scratch.net_x1_3_grad[i0+4*j55][i1][0]
 				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+					acc40 += net_layer_norm_2_centered_gradRow16[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+4*j55][i1][0] = acc40
 			}
 		}
 	}
@@ -7115,35 +6804,39 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r47 *ocannlReverserBackwardPart39) Part(j55 int) {
-	scratch, gNetLayerNorm1BetaPartial := r47.scratch, &r47.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j55] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r47 *ocannlReverserBackwardPart39) Part(j57 int) {
+	scratch, gNetLayerNorm1GammaPartial := r47.scratch, &r47.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j57] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_layer_norm_1_centered[4*j57][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_layer_norm_1_centered[4*j57][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j55]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j55][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j55][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j55][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j55][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j57][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j57][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j57][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j57][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+3]
 				for i2 := range 32 {
-					acc38 := gNetLayerNorm1BetaPartialRow[i2]
-					acc38 += net_x1_gradRow4[i2]
-					acc38 += net_x1_gradRow5[i2]
-					acc38 += net_x1_gradRow6[i2]
-					acc38 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc38
+					acc41 := gNetLayerNorm1GammaPartialRow[i2]
+					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc41 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc41 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc41 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc41
 				}
 			}
 		}
@@ -7156,25 +6849,25 @@ var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 // ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart40 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r48 *ocannlReverserBackwardPart40) Part(j57 int) {
-	scratch := r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r48 *ocannlReverserBackwardPart40) Part(j59 int) {
+	pNetLayerNorm1Gamma, scratch := r48.pNetLayerNorm1Gamma, r48.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
+		ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
+		ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j59][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j57][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j57][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j57][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j59][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -7190,26 +6883,22 @@ type ocannlReverserBackwardPart41 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
+// Part runs part j61 of the nest (0 <= j61 < 8).
+func (r49 *ocannlReverserBackwardPart41) Part(j61 int) {
 	scratch := r49.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j61][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j58][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j58][i1]
-				v2 := scratch.net_x1_3[i0+4*j58][i1][0] * scratch.net_x1_3[i0+4*j58][i1][0]
-				acc40 := scratch.net_x1_3_grad[i0+4*j58][i1][0]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j61][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j61][i1]
 				for i2 := range 32 {
-					acc40 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
-				scratch.net_x1_3_grad[i0+4*j58][i1][0] = acc40
 			}
 		}
 	}
@@ -7221,39 +6910,25 @@ var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 8).
-func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
-	scratch, gNetLayerNorm1GammaPartial := r50.scratch, &r50.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j60] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r50 *ocannlReverserBackwardPart42) Part(j62 int) {
+	scratch := r50.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j60]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j60][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j60][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j60][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j60][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j62][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j62][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
 				for i2 := range 32 {
-					acc41 := gNetLayerNorm1GammaPartialRow[i2]
-					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc41 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc41 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc41 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc41
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -7266,25 +6941,25 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j62 int) {
-	pNetLayerNorm1Gamma, scratch := r51.pNetLayerNorm1Gamma, r51.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j63 int) {
+	scratch := r51.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered[4*j63][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
+		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered[4*j63][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j63][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j62][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j63][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j63][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j63][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -7303,19 +6978,21 @@ type ocannlReverserBackwardPart44 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 	scratch := r52.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
+		ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j64][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j64][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1]
+				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					acc43 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0] = acc43
 			}
 		}
 	}
@@ -7325,27 +7002,32 @@ func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r53 *ocannlReverserBackwardPart45) Part(j65 int) {
-	scratch := r53.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r53 *ocannlReverserBackwardPart45) Part(j66 int) {
+	gNetAttention1WO, scratch := r53.gNetAttention1WO, r53.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j65][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j65][0][0], &scratch.net_layer_norm_1_centered[4*j65][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_centered_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j65][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j65][0][0], &scratch.net_layer_norm_1_centered[4*j65][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_centered_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j65][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j65][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j65][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				for i2 := range 4 {
+					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+4*j66]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j66+8*i3 : 32*i2+128*j66+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_centered_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -7358,25 +7040,30 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r54 *ocannlReverserBackwardPart46) Part(j66 int) {
-	scratch := r54.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j67 int) {
+	pNetAttention1WO, scratch := r54.pNetAttention1WO, r54.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &scratch.net_layer_norm_1_centered[4*j66][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j66][0][0])
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &scratch.net_layer_norm_1_centered[4*j66][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j66][0][0])
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j66][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j66][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j66][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0+4*j67][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_centered_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -7392,21 +7079,43 @@ type ocannlReverserBackwardPart47 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j67 int) {
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j68 int) {
 	scratch := r55.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
-	} else {
 		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j68]
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j67][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j67][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j68][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc44 := net_attention_1_attn_gradRow[i4]
+							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc44
+						}
+					}
 				}
 			}
 		}
@@ -7422,24 +7131,28 @@ type ocannlReverserBackwardPart48 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j69 int) {
 	scratch := r56.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
+		ocannlReduce14AVX512(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j68][i1]
-				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j68][i1][0]
-				for i2 := range 32 {
-					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j69][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0]
+					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0]
+					for i3 := range 8 {
+						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0] = acc45
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j68][i1][0] = acc43
 			}
 		}
 	}
@@ -7449,31 +7162,27 @@ func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
 var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
 // ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart49 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j70 of the nest (0 <= j70 < 8).
 func (r57 *ocannlReverserBackwardPart49) Part(j70 int) {
-	gNetAttention1WO, scratch := r57.gNetAttention1WO, r57.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r57.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlMap39AVX512(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlMap39AVX2(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j70]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j70+8*i3 : 32*i2+128*j70+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j70][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j70][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -7487,29 +7196,26 @@ var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r58 *ocannlReverserBackwardPart50) Part(j71 int) {
-	pNetAttention1WO, scratch := r58.pNetAttention1WO, r58.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r58.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j71][0][0], &pNetAttention1WO[0])
+		ocannlMap40AVX512(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j71][0][0], &pNetAttention1WO[0])
+		ocannlMap40AVX2(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j71][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j71][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
+				for i2 := range 4 {
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j71][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j71][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -7529,40 +7235,22 @@ type ocannlReverserBackwardPart51 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r59 *ocannlReverserBackwardPart51) Part(j72 int) {
 	scratch := r59.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_v[i0+4*j72][0][i2][0])
-			}
-		}
+		ocannlReduce15AVX512(&scratch.net_attention_1_m_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_v[i0+4*j72][0][i2][0])
-			}
-		}
+		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j72]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j72][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc44 := net_attention_1_attn_gradRow[i4]
-							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc44
-						}
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j72][i1][i2]
+					acc46 := scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0]
+					for i3 := range 8 {
+						acc46 -= net_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7578,27 +7266,34 @@ type ocannlReverserBackwardPart52 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r60 *ocannlReverserBackwardPart52) Part(j73 int) {
-	scratch := r60.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r62 *ocannlReverserBackwardPart52) Part(j76 int) {
+	scratch := r62.scratch
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
+		ocannlReduce16AVX512(&scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_scores[4*j76][0][0][0], &scratch.net_attention_1_m[4*j76][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
+		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_scores[4*j76][0][0][0], &scratch.net_attention_1_m[4*j76][0][0][0], &scratch.ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j73][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j73][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j73][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j73][i1][i2][0]
-					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j73][i1][i2][0]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j76][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j76][i1][i2][0]
+					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j76][i1][i2][0]
 					for i3 := range 8 {
-						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						var r60 float32
+						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+							r60 = 1
+						}
+						r61 := float32(8)
+						if r60 != 0 {
+							r61 = scratch.ordinals_2[i3]
+						}
+						acc47 = min(acc47, r61)
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j73][i1][i2][0] = acc45
+					scratch.net_attention_1_m_argmax_8[i0+4*j76][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7614,22 +7309,31 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r61 *ocannlReverserBackwardPart53) Part(j74 int) {
-	scratch := r61.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r65 *ocannlReverserBackwardPart53) Part(j77 int) {
+	scratch := r65.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_attention_1_ex_grad[4*j74][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j74][0][0][0])
+		ocannlMap42AVX512(&scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j77][0][0][0], &scratch.net_attention_1_m_grad[4*j77][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_attention_1_ex_grad[4*j74][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j74][0][0][0])
+		ocannlMap42AVX2(&scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j77][0][0][0], &scratch.net_attention_1_m_grad[4*j77][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j74][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j74][i1][i2]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j77][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						var r63 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r63 = 1
+						}
+						r64 := float32(0)
+						if r63 != 0 {
+							r64 = net_attention_1_m_gradV
+						}
+						net_attention_1_ex_1_gradRow3[i3] += r64
 					}
 				}
 			}
@@ -7646,23 +7350,23 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r62 *ocannlReverserBackwardPart54) Part(j75 int) {
-	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r66 *ocannlReverserBackwardPart54) Part(j78 int) {
+	scratch := r66.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
+		ocannlMap43AVX512(&scratch.net_attention_1_scores_1_grad[4*j78][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j78][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
+		ocannlMap43AVX2(&scratch.net_attention_1_scores_1_grad[4*j78][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j78][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j75][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j75][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j75][i1][i2]
+					net_attention_1_ex_1_gradRow4 := &scratch.net_attention_1_ex_1_grad[i0+4*j78][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j78][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_ex_1_gradRow4[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -7673,28 +7377,32 @@ func (r62 *ocannlReverserBackwardPart54) Part(j75 int) {
 // ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
 var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 
-// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart55 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r63 *ocannlReverserBackwardPart55) Part(j76 int) {
-	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j79 of the nest (0 <= j79 < 4).
+func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
+	gNetAttention1WV, scratch := r67.gNetAttention1WV, r67.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WV[256*j79], &scratch.net_attention_1_v_grad[0][0][j79][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WV[256*j79], &scratch.net_attention_1_v_grad[0][0][j79][0], &scratch.net_h[0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j76][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j76][i1][i2]
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j79][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j79+32*i3 : 256*i2+256*j79+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+						}
 					}
 				}
 			}
@@ -7708,28 +7416,42 @@ var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 // ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart56 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
-	scratch := r64.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
+	pNetAttention1WV, scratch := r68.pNetAttention1WV, r68.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j80][0][0], &scratch.net_attention_1_v_grad[4*j80][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j80][0][0], &scratch.net_attention_1_v_grad[4*j80][0][0][0], &pNetAttention1WV[0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+4*j80][i1]
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j77][i1][i2]
-					acc46 := scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0]
-					for i3 := range 8 {
-						acc46 -= net_attention_1_ex_1_gradRow3[i3]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc49 := net_layer_norm_1_centered_gradRow6[i4]
+							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_layer_norm_1_centered_gradRow6[i4] = acc49
+						}
 					}
-					scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7739,40 +7461,33 @@ func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
 // ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
 var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 
-// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart57 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r67 *ocannlReverserBackwardPart57) Part(j81 int) {
-	scratch := r67.scratch
-	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+// Part runs part j81 of the nest (0 <= j81 < 4).
+func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
+	gNetAttention1WK, scratch := r69.gNetAttention1WK, r69.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce16AVX512(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
+		ocannlGemm16AVX512(&gNetAttention1WK[256*j81], &scratch.net_attention_1_k_grad[0][0][j81][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
+		ocannlGemm16AVX2(&gNetAttention1WK[256*j81], &scratch.net_attention_1_k_grad[0][0][j81][0], &scratch.net_h[0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
-					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 8 {
-						var r65 float32
-						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-							r65 = 1
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j81][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j81+32*i3 : 256*i2+256*j81+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
-						r66 := float32(8)
-						if r65 != 0 {
-							r66 = scratch.ordinals_2[i3]
-						}
-						acc47 = min(acc47, r66)
 					}
-					scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7785,34 +7500,41 @@ var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 // ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart58 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WK *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
-	scratch := r70.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	pNetAttention1WK, scratch := r70.pNetAttention1WK, r70.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_scores_grad[4*j82][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j82][0][0][0], &scratch.net_attention_1_m_grad[4*j82][0][0][0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j82][0][0], &scratch.net_attention_1_k_grad[4*j82][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_scores_grad[4*j82][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j82][0][0][0], &scratch.net_attention_1_m_grad[4*j82][0][0][0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j82][0][0], &scratch.net_attention_1_k_grad[4*j82][0][0][0], &pNetAttention1WK[0])
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+4*j82][i1]
 				for i2 := range 4 {
-					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j82][i1][i2][0]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j82][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j82][i1][i2]
-					for i3 := range 8 {
-						var r68 float32
-						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
-							r68 = 1
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc50 := net_layer_norm_1_centered_gradRow7[i4]
+							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_layer_norm_1_centered_gradRow7[i4] = acc50
 						}
-						r69 := float32(0)
-						if r68 != 0 {
-							r69 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r69
 					}
 				}
 			}
@@ -7823,29 +7545,32 @@ func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
 // ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
 var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 
-// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
+// Part runs part j83 of the nest (0 <= j83 < 4).
 func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
-	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	gNetAttention1WQ, scratch := r71.gNetAttention1WQ, r71.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlGemm16AVX512(&gNetAttention1WQ[256*j83], &scratch.net_attention_1_q_grad[0][0][j83][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlGemm16AVX2(&gNetAttention1WQ[256*j83], &scratch.net_attention_1_q_grad[0][0][j83][0], &scratch.net_h[0][0][0])
 	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j83][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j83][i1][i2]
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j83][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j83+32*i3 : 256*i2+256*j83+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
 					}
 				}
 			}
@@ -7856,31 +7581,43 @@ func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
 // ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
 var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	gNetAttention1WV *[1024]float32
+	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 4).
+// Part runs part j84 of the nest (0 <= j84 < 8).
 func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
-	gNetAttention1WV, scratch := r72.gNetAttention1WV, r72.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	pNetAttention1WQ, scratch := r72.pNetAttention1WQ, r72.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WV[256*j84], &scratch.net_attention_1_v_grad[0][0][j84][0], &scratch.net_h[0][0][0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j84][0][0], &scratch.net_attention_1_q_grad[4*j84][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WV[256*j84], &scratch.net_attention_1_v_grad[0][0][j84][0], &scratch.net_h[0][0][0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j84][0][0], &scratch.net_attention_1_q_grad[4*j84][0][0][0], &pNetAttention1WQ[0])
 	} else {
-		for i0 := range 32 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 8 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j84][i3]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j84+32*i3 : 256*i2+256*j84+32*i3+32])
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+4*j84][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+3]
 						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+							acc51 := net_layer_norm_1_centered_gradRow8[i4]
+							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_layer_norm_1_centered_gradRow8[i4] = acc51
 						}
 					}
 				}
@@ -7893,44 +7630,27 @@ func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
 var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 1 values of i1 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r73 *ocannlReverserBackwardPart61) Part(j85 int) {
-	pNetAttention1WV, scratch := r73.pNetAttention1WV, r73.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	gNetPos, scratch := r73.gNetPos, r73.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_v_grad[4*j85][0][0][0], &pNetAttention1WV[0])
+		ocannlReduce17AVX512(&gNetPos[32*j85], &scratch.net_layer_norm_1_centered_grad[0][j85][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_v_grad[4*j85][0][0][0], &pNetAttention1WV[0])
+		ocannlReduce17AVX2(&gNetPos[32*j85], &scratch.net_layer_norm_1_centered_grad[0][j85][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j85][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc49 := net_h_gradRow2[i4]
-							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc49
-						}
-					}
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+j85]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j85 : 32*i1+32*j85+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow9[i2]
 				}
 			}
 		}
@@ -7939,235 +7659,6 @@ func (r73 *ocannlReverserBackwardPart61) Part(j85 int) {
 
 // ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
 var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
-
-// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart62 struct {
-	gNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j86 of the nest (0 <= j86 < 4).
-func (r74 *ocannlReverserBackwardPart62) Part(j86 int) {
-	gNetAttention1WK, scratch := r74.gNetAttention1WK, r74.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WK[256*j86], &scratch.net_attention_1_k_grad[0][0][j86][0], &scratch.net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WK[256*j86], &scratch.net_attention_1_k_grad[0][0][j86][0], &scratch.net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 8 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j86][i3]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j86+32*i3 : 256*i2+256*j86+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart62Records holds the free ocannlReverserBackwardPart62 records.
-var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
-
-// ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart63 struct {
-	pNetAttention1WK *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r75 *ocannlReverserBackwardPart63) Part(j87 int) {
-	pNetAttention1WK, scratch := r75.pNetAttention1WK, r75.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j87][0][0], &scratch.net_attention_1_k_grad[4*j87][0][0][0], &pNetAttention1WK[0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j87][0][0], &scratch.net_attention_1_k_grad[4*j87][0][0][0], &pNetAttention1WK[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j87][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc50 := net_h_gradRow3[i4]
-							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc50
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
-var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
-
-// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart64 struct {
-	gNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j88 of the nest (0 <= j88 < 4).
-func (r76 *ocannlReverserBackwardPart64) Part(j88 int) {
-	gNetAttention1WQ, scratch := r76.gNetAttention1WQ, r76.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WQ[256*j88], &scratch.net_attention_1_q_grad[0][0][j88][0], &scratch.net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WQ[256*j88], &scratch.net_attention_1_q_grad[0][0][j88][0], &scratch.net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 8 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j88][i3]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j88+32*i3 : 256*i2+256*j88+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart64Records holds the free ocannlReverserBackwardPart64 records.
-var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
-
-// ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart65 struct {
-	pNetAttention1WQ *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r77 *ocannlReverserBackwardPart65) Part(j89 int) {
-	pNetAttention1WQ, scratch := r77.pNetAttention1WQ, r77.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j89][0][0], &scratch.net_attention_1_q_grad[4*j89][0][0][0], &pNetAttention1WQ[0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j89][0][0], &scratch.net_attention_1_q_grad[4*j89][0][0][0], &pNetAttention1WQ[0])
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j89][i1]
-				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc51 := net_h_gradRow4[i4]
-							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc51
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
-var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
-
-// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart66 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r78 *ocannlReverserBackwardPart66) Part(j90 int) {
-	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j90][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j90][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
-var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
-
-// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart67 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r79 *ocannlReverserBackwardPart67) Part(j91 int) {
-	gNetPos, scratch := r79.gNetPos, r79.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
-	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j91]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j91 : 32*i1+32*j91+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
-var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -8673,9 +8164,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -8689,9 +8180,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8708,9 +8199,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8734,9 +8225,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -8750,9 +8241,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap51AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap51AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -8766,9 +8257,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap52AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap52AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -8782,9 +8273,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap53AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap53AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8844,9 +8335,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -8860,9 +8351,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8879,9 +8370,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
 	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap50AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap50AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8905,9 +8396,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap48AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap48AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -8921,9 +8412,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap51AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap51AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -8937,9 +8428,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap52AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap52AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -8953,9 +8444,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap53AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap53AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -9277,9 +8768,9 @@ func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 2048 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap44AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap44AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 8 {
@@ -9344,9 +8835,9 @@ func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap45AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap45AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9411,9 +8902,9 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap46AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap46AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9537,9 +9028,9 @@ func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap47AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap47AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9669,9 +9160,9 @@ func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
 	pNetDense1B, scratch := r19.pNetDense1B, r19.scratch
 	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap54AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap54AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9740,9 +9231,9 @@ func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
 	pNetLinear1B, scratch := r21.pNetLinear1B, r21.scratch
 	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap55AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap55AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9873,9 +9364,9 @@ func (r25 *ocannlReverserPredictPart23) Part(j28 int) {
 	out, pNetLinear2B, scratch := r25.out, r25.pNetLinear2B, r25.scratch
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap56AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap56AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {

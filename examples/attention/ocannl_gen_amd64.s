@@ -4213,29 +4213,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4257,9 +4237,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4279,9 +4259,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4304,9 +4284,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap27AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -4321,9 +4301,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4353,29 +4333,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4402,9 +4362,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4428,9 +4388,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4448,9 +4408,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4478,9 +4438,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4500,9 +4460,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4525,9 +4485,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4550,29 +4510,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap39AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4596,9 +4536,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4623,29 +4563,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4669,9 +4589,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4692,9 +4612,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4716,9 +4636,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32)
+// func ocannlMap41AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -4733,9 +4653,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4765,9 +4685,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4788,9 +4708,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4810,9 +4730,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4826,45 +4746,45 @@ row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap49AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap49AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap49AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -4877,123 +4797,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap49AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap49AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap49AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap49AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap49AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap49AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap49AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap49AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap49AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap49AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5016,9 +4936,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5039,9 +4959,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5060,9 +4980,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5088,9 +5008,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5109,9 +5029,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5130,9 +5050,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5150,9 +5070,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5188,9 +5108,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5218,9 +5138,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5251,9 +5171,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13008,29 +12928,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13052,9 +12952,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13076,9 +12976,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13101,9 +13001,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap27AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -13118,9 +13018,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13160,29 +13060,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13209,9 +13089,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13235,9 +13115,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13255,9 +13135,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13285,9 +13165,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13307,9 +13187,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13332,9 +13212,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13357,29 +13237,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap39AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13403,9 +13263,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13430,29 +13290,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13474,9 +13314,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13495,9 +13335,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13519,9 +13359,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32)
+// func ocannlMap41AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -13536,9 +13376,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13568,9 +13408,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13591,9 +13431,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13613,9 +13453,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13627,31 +13467,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap49AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap49AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap49AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap49AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap49AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap49AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap49AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap49AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13663,123 +13503,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap49AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap49AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap49AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap49AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap49AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap49AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap49AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap49AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap49AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap49AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap49AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap49AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap49AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap49AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13800,9 +13640,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13823,9 +13663,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13844,9 +13684,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13872,9 +13712,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13893,9 +13733,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13914,9 +13754,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13934,9 +13774,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13972,9 +13812,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14002,9 +13842,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14035,9 +13875,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -8895,9 +8895,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //
 //	# zero the gradients
 //	fill net.embedding#1.table.grad with 0
-//	fill net.embedding#1/e.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h0.grad with 0
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
@@ -8908,7 +8906,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#1.masked_attention#1/x.1.grad with 0
 //	fill _net.block#1.masked_attention#1/x.2.grad with 0
 //	fill _net.block#1.masked_attention#1/x.3.grad with 0
-//	fill _net.block#1.masked_attention#1/x.4.grad with 0
 //	fill net.block#1.layer_norm#1.beta.grad with 0
 //	fill net.block#1.masked_attention#1/x.grad with 0
 //	fill net.block#1.masked_attention#1.w_q.grad with 0
@@ -8919,7 +8916,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#1.masked_attention#1/v.grad with 0
 //	fill _net.block#1.masked_attention#1/scores.1.grad with 0
 //	fill net.block#1.masked_attention#1/scores.grad with 0
-//	fill net.block#1.masked_attention#1/masked.grad with 0
 //	fill net.block#1.masked_attention#1/m.grad with 0
 //	fill _net.block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.block#1.masked_attention#1/ex.grad with 0
@@ -8928,8 +8924,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#1.masked_attention#1/ctx.grad with 0
 //	fill net.block#1.masked_attention#1.w_o.grad with 0
 //	fill net.block#1.dropout#1/x.grad with 0
-//	fill _net.block#1/x1.1.grad with 0
-//	fill net.block#1/x1.grad with 0
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
@@ -8940,20 +8934,15 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#1.linear#2/x.1.grad with 0
 //	fill _net.block#1.linear#2/x.2.grad with 0
 //	fill _net.block#1.linear#2/x.3.grad with 0
-//	fill _net.block#1.linear#2/x.4.grad with 0
 //	fill net.block#1.layer_norm#2.beta.grad with 0
 //	fill net.block#1.linear#2/x.grad with 0
 //	fill net.block#1.linear#2.w.grad with 0
-//	fill _net.block#1.linear#1/x.1.grad with 0
 //	fill net.block#1.linear#2.b.grad with 0
 //	fill _net.block#1.linear#1/x.2.grad with 0
 //	fill net.block#1.linear#1/x.grad with 0
 //	fill net.block#1.linear#1.w.grad with 0
-//	fill _net.block#1.dropout#2/x.1.grad with 0
 //	fill net.block#1.linear#1.b.grad with 0
 //	fill net.block#1.dropout#2/x.grad with 0
-//	fill _net/h1.1.grad with 0
-//	fill net/h1.grad with 0
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
@@ -8964,7 +8953,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#2.masked_attention#1/x.1.grad with 0
 //	fill _net.block#2.masked_attention#1/x.2.grad with 0
 //	fill _net.block#2.masked_attention#1/x.3.grad with 0
-//	fill _net.block#2.masked_attention#1/x.4.grad with 0
 //	fill net.block#2.layer_norm#1.beta.grad with 0
 //	fill net.block#2.masked_attention#1/x.grad with 0
 //	fill net.block#2.masked_attention#1.w_q.grad with 0
@@ -8975,7 +8963,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#2.masked_attention#1/v.grad with 0
 //	fill _net.block#2.masked_attention#1/scores.1.grad with 0
 //	fill net.block#2.masked_attention#1/scores.grad with 0
-//	fill net.block#2.masked_attention#1/masked.grad with 0
 //	fill net.block#2.masked_attention#1/m.grad with 0
 //	fill _net.block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.block#2.masked_attention#1/ex.grad with 0
@@ -8984,8 +8971,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#2.masked_attention#1/ctx.grad with 0
 //	fill net.block#2.masked_attention#1.w_o.grad with 0
 //	fill net.block#2.dropout#1/x.grad with 0
-//	fill _net.block#2/x1.1.grad with 0
-//	fill net.block#2/x1.grad with 0
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
@@ -8996,20 +8981,15 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#2.linear#2/x.1.grad with 0
 //	fill _net.block#2.linear#2/x.2.grad with 0
 //	fill _net.block#2.linear#2/x.3.grad with 0
-//	fill _net.block#2.linear#2/x.4.grad with 0
 //	fill net.block#2.layer_norm#2.beta.grad with 0
 //	fill net.block#2.linear#2/x.grad with 0
 //	fill net.block#2.linear#2.w.grad with 0
-//	fill _net.block#2.linear#1/x.1.grad with 0
 //	fill net.block#2.linear#2.b.grad with 0
 //	fill _net.block#2.linear#1/x.2.grad with 0
 //	fill net.block#2.linear#1/x.grad with 0
 //	fill net.block#2.linear#1.w.grad with 0
-//	fill _net.block#2.dropout#2/x.1.grad with 0
 //	fill net.block#2.linear#1.b.grad with 0
 //	fill net.block#2.dropout#2/x.grad with 0
-//	fill _net/h2.1.grad with 0
-//	fill net/h2.grad with 0
 //	fill _net.block#3.layer_norm#1/mean.1.grad with 0
 //	fill net.block#3.layer_norm#1/mean.grad with 0
 //	fill net.block#3.layer_norm#1/centered.grad with 0
@@ -9020,7 +9000,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#3.masked_attention#1/x.1.grad with 0
 //	fill _net.block#3.masked_attention#1/x.2.grad with 0
 //	fill _net.block#3.masked_attention#1/x.3.grad with 0
-//	fill _net.block#3.masked_attention#1/x.4.grad with 0
 //	fill net.block#3.layer_norm#1.beta.grad with 0
 //	fill net.block#3.masked_attention#1/x.grad with 0
 //	fill net.block#3.masked_attention#1.w_q.grad with 0
@@ -9031,7 +9010,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#3.masked_attention#1/v.grad with 0
 //	fill _net.block#3.masked_attention#1/scores.1.grad with 0
 //	fill net.block#3.masked_attention#1/scores.grad with 0
-//	fill net.block#3.masked_attention#1/masked.grad with 0
 //	fill net.block#3.masked_attention#1/m.grad with 0
 //	fill _net.block#3.masked_attention#1/ex.1.grad with 0
 //	fill net.block#3.masked_attention#1/ex.grad with 0
@@ -9040,8 +9018,6 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill net.block#3.masked_attention#1/ctx.grad with 0
 //	fill net.block#3.masked_attention#1.w_o.grad with 0
 //	fill net.block#3.dropout#1/x.grad with 0
-//	fill _net.block#3/x1.1.grad with 0
-//	fill net.block#3/x1.grad with 0
 //	fill _net.block#3.layer_norm#2/mean.1.grad with 0
 //	fill net.block#3.layer_norm#2/mean.grad with 0
 //	fill net.block#3.layer_norm#2/centered.grad with 0
@@ -9052,20 +9028,15 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.block#3.linear#2/x.1.grad with 0
 //	fill _net.block#3.linear#2/x.2.grad with 0
 //	fill _net.block#3.linear#2/x.3.grad with 0
-//	fill _net.block#3.linear#2/x.4.grad with 0
 //	fill net.block#3.layer_norm#2.beta.grad with 0
 //	fill net.block#3.linear#2/x.grad with 0
 //	fill net.block#3.linear#2.w.grad with 0
-//	fill _net.block#3.linear#1/x.1.grad with 0
 //	fill net.block#3.linear#2.b.grad with 0
 //	fill _net.block#3.linear#1/x.2.grad with 0
 //	fill net.block#3.linear#1/x.grad with 0
 //	fill net.block#3.linear#1.w.grad with 0
-//	fill _net.block#3.dropout#2/x.1.grad with 0
 //	fill net.block#3.linear#1.b.grad with 0
 //	fill net.block#3.dropout#2/x.grad with 0
-//	fill _net/h3.1.grad with 0
-//	fill net/h3.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -9076,15 +9047,11 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	fill _net.linear#1/x.1.grad with 0
 //	fill _net.linear#1/x.2.grad with 0
 //	fill _net.linear#1/x.3.grad with 0
-//	fill _net.linear#1/x.4.grad with 0
 //	fill net.layer_norm#1.beta.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -9113,11 +9080,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:
 //	    train.cross_entropy#1/logp.grad[i0, i1, targets[i0, i1]] += train.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..127:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -9140,19 +9103,15 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..127:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..127:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..127:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@150 = 128 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@150 with 128
@@ -9167,39 +9126,31 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..127:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@150[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@150[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 149 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..127:
-//	      _train.cross_entropy#1/logits.1.grad[i0, i1, i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 149 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 149 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..127:
-//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 148 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..127:
 //	      for i3 in 0..95:
-//	        net.linear#1.w.grad[i2, i3] += _train.cross_entropy#1/logits.1.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 148 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..127:  # reduction
 //	      for i3 in 0..95:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * _train.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 147 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.linear#1/x.4.grad[i0, i1, i2] += net.linear#1/x.grad[i0, i1, i2]
+//	# backprop of op 147 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
 //	# backprop of op 147 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -9211,13 +9162,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.linear#1/x.1.grad[i0, i1, i2] += _net.linear#1/x.4.grad[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
+//	      _net.linear#1/x.1.grad[i0, i1, i2] += net.linear#1/x.grad[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 146 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.linear#1/x.3.grad[i0, i1, 0] += _net.linear#1/x.4.grad[i0, i1, i2] * neg(_net.linear#1/x.1[i0, i1, i2] / (_net.linear#1/x.3[i0, i1, 0] * _net.linear#1/x.3[i0, i1, 0]))
+//	      _net.linear#1/x.3.grad[i0, i1, 0] += net.linear#1/x.grad[i0, i1, i2] * neg(_net.linear#1/x.1[i0, i1, i2] / (_net.linear#1/x.3[i0, i1, 0] * _net.linear#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 145 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..15:
@@ -9264,11 +9215,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	    for i2 in 0..95:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g1 =+ g; g1 is net/h3.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net/h3.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g1 =+ g; g1 is net/h3.grad (the copy elided: net/h3.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..15:
@@ -9285,31 +9232,19 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h3.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g1 =+ g; g1 is net.block#3/x1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net.block#3/x1.grad[i0, i1, i2] += net/h3.grad[i0, i1, i2]
+//	# backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g1 =+ g; g1 is net.block#3/x1.grad (the copy elided: net.block#3/x1.grad reads net/h3.grad)
 //
-//	# backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g2 =+ g; g2 is _net/h3.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net/h3.1.grad[i0, i1, i2] += net/h3.grad[i0, i1, i2]
+//	# backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g2 =+ g; g2 is _net/h3.1.grad (the copy elided: _net/h3.1.grad reads net/h3.grad)
 //
 //	# backprop of op 135 (_net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2/x, net.block#3.dropout#2/mask): g1 =+ g * v2; g1 is net.block#3.dropout#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.dropout#2/x.grad[i0, i1, i2] += _net/h3.1.grad[i0, i1, i2] * net.block#3.dropout#2/mask[i0, i1, i2]
+//	      net.block#3.dropout#2/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#3.dropout#2/mask[i0, i1, i2]
 //
-//	# backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g1 =+ g; g1 is _net.block#3.dropout#2/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3.dropout#2/x.1.grad[i0, i1, i2] += net.block#3.dropout#2/x.grad[i0, i1, i2]
+//	# backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g1 =+ g; g1 is _net.block#3.dropout#2/x.1.grad (the copy elided: _net.block#3.dropout#2/x.1.grad reads net.block#3.dropout#2/x.grad)
 //
 //	# backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g2 =+ g; g2 is net.block#3.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
@@ -9322,14 +9257,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..95:
 //	      for i3 in 0..383:
-//	        net.block#3.linear#1.w.grad[i2, i3] += _net.block#3.dropout#2/x.1.grad[i0, i1, i2] * net.block#3.linear#1/x[i0, i1, i3]
+//	        net.block#3.linear#1.w.grad[i2, i3] += net.block#3.dropout#2/x.grad[i0, i1, i2] * net.block#3.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g2 =+ v1 * g; g2 is net.block#3.linear#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
 //	      for i3 in 0..383:
-//	        net.block#3.linear#1/x.grad[i0, i1, i3] += net.block#3.linear#1.w[i2, i3] * _net.block#3.dropout#2/x.1.grad[i0, i1, i2]
+//	        net.block#3.linear#1/x.grad[i0, i1, i3] += net.block#3.linear#1.w[i2, i3] * net.block#3.dropout#2/x.grad[i0, i1, i2]
 //
 //	# backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
 //	for i0 in 0..15:
@@ -9337,11 +9272,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	    for i2 in 0..383:
 //	      _net.block#3.linear#1/x.2.grad[i0, i1, i2] += net.block#3.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#3.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#3.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#3.linear#1/x.2[i0, i1, i2] * _net.block#3.linear#1/x.2[i0, i1, i2])))))
 //
-//	# backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g1 =+ g; g1 is _net.block#3.linear#1/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..383:
-//	      _net.block#3.linear#1/x.1.grad[i0, i1, i2] += _net.block#3.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g1 =+ g; g1 is _net.block#3.linear#1/x.1.grad (the copy elided: _net.block#3.linear#1/x.1.grad reads _net.block#3.linear#1/x.2.grad)
 //
 //	# backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g2 =+ g; g2 is net.block#3.linear#2.b.grad
 //	for i0 in 0..15:  # reduction
@@ -9354,20 +9285,16 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..383:
 //	      for i3 in 0..95:
-//	        net.block#3.linear#2.w.grad[i2, i3] += _net.block#3.linear#1/x.1.grad[i0, i1, i2] * net.block#3.linear#2/x[i0, i1, i3]
+//	        net.block#3.linear#2.w.grad[i2, i3] += _net.block#3.linear#1/x.2.grad[i0, i1, i2] * net.block#3.linear#2/x[i0, i1, i3]
 //
 //	# backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g2 =+ v1 * g; g2 is net.block#3.linear#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:  # reduction
 //	      for i3 in 0..95:
-//	        net.block#3.linear#2/x.grad[i0, i1, i3] += net.block#3.linear#2.w[i2, i3] * _net.block#3.linear#1/x.1.grad[i0, i1, i2]
+//	        net.block#3.linear#2/x.grad[i0, i1, i3] += net.block#3.linear#2.w[i2, i3] * _net.block#3.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g1 =+ g; g1 is _net.block#3.linear#2/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3.linear#2/x.4.grad[i0, i1, i2] += net.block#3.linear#2/x.grad[i0, i1, i2]
+//	# backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g1 =+ g; g1 is _net.block#3.linear#2/x.4.grad (the copy elided: _net.block#3.linear#2/x.4.grad reads net.block#3.linear#2/x.grad)
 //
 //	# backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g2 =+ g; g2 is net.block#3.layer_norm#2.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -9379,13 +9306,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#3.linear#2/x.1.grad[i0, i1, i2] += _net.block#3.linear#2/x.4.grad[i0, i1, i2] / _net.block#3.linear#2/x.3[i0, i1, 0]
+//	      _net.block#3.linear#2/x.1.grad[i0, i1, i2] += net.block#3.linear#2/x.grad[i0, i1, i2] / _net.block#3.linear#2/x.3[i0, i1, 0]
 //
 //	# backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.linear#2/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#3.linear#2/x.3.grad[i0, i1, 0] += _net.block#3.linear#2/x.4.grad[i0, i1, i2] * neg(_net.block#3.linear#2/x.1[i0, i1, i2] / (_net.block#3.linear#2/x.3[i0, i1, 0] * _net.block#3.linear#2/x.3[i0, i1, 0]))
+//	      _net.block#3.linear#2/x.3.grad[i0, i1, 0] += net.block#3.linear#2/x.grad[i0, i1, i2] * neg(_net.block#3.linear#2/x.1[i0, i1, i2] / (_net.block#3.linear#2/x.3[i0, i1, 0] * _net.block#3.linear#2/x.3[i0, i1, 0]))
 //
 //	# backprop of op 127 (_net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.linear#2/x.2.grad
 //	for i0 in 0..15:
@@ -9436,7 +9363,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3/x1.grad[i0, i1, i2] += net.block#3.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#3.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g2 =- g; g2 is net.block#3.layer_norm#2/mean.grad
 //	for i0 in 0..15:
@@ -9453,25 +9380,17 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3/x1.grad[i0, i1, i2] += _net.block#3.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g1 =+ g; g1 is net/h2.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net/h2.grad[i0, i1, i2] += net.block#3/x1.grad[i0, i1, i2]
+//	# backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.block#3/x1.grad)
 //
-//	# backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g2 =+ g; g2 is _net.block#3/x1.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3/x1.1.grad[i0, i1, i2] += net.block#3/x1.grad[i0, i1, i2]
+//	# backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g2 =+ g; g2 is _net.block#3/x1.1.grad (the copy elided: _net.block#3/x1.1.grad reads net.block#3/x1.grad)
 //
 //	# backprop of op 117 (_net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask): g1 =+ g * v2; g1 is net.block#3.dropout#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.dropout#1/x.grad[i0, i1, i2] += _net.block#3/x1.1.grad[i0, i1, i2] * net.block#3.dropout#1/mask[i0, i1, i2]
+//	      net.block#3.dropout#1/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#3.dropout#1/mask[i0, i1, i2]
 //
 //	# backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_o.grad
 //	for i0 in 0..15:  # reduction
@@ -9533,12 +9452,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..63:
 //	        _net.block#3.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#3.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#3.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g1 =+ g; g1 is net.block#3.masked_attention#1/masked.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..3:
-//	      for i3 in 0..63:
-//	        net.block#3.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#3.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g1 =+ g; g1 is net.block#3.masked_attention#1/masked.grad (the copy elided: net.block#3.masked_attention#1/masked.grad reads _net.block#3.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g2 =- g; g2 is net.block#3.masked_attention#1/m.grad
 //	for i0 in 0..15:
@@ -9562,14 +9476,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#3.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#3.masked_attention#1/m.argmax@110[i0, i1, i2, 0], net.block#3.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#3.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#3.masked_attention#1/m.argmax@110[i0, i1, i2, 0], net.block#3.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 109 (net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8): g2 =+ where(v1, g, 0); g2 is net.block#3.masked_attention#1/scores.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#3.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#3.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#3.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#3.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 108 (net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/scores.1.grad
 //	for i0 in 0..15:
@@ -9642,11 +9556,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	        for i4 in 0..95:
 //	          net.block#3.masked_attention#1/x.grad[i0, i1, i4] += net.block#3.masked_attention#1.w_q[i2, i3, i4] * net.block#3.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g1 =+ g; g1 is _net.block#3.masked_attention#1/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3.masked_attention#1/x.4.grad[i0, i1, i2] += net.block#3.masked_attention#1/x.grad[i0, i1, i2]
+//	# backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g1 =+ g; g1 is _net.block#3.masked_attention#1/x.4.grad (the copy elided: _net.block#3.masked_attention#1/x.4.grad reads net.block#3.masked_attention#1/x.grad)
 //
 //	# backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g2 =+ g; g2 is net.block#3.layer_norm#1.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -9658,13 +9568,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#3.masked_attention#1/x.1.grad[i0, i1, i2] += _net.block#3.masked_attention#1/x.4.grad[i0, i1, i2] / _net.block#3.masked_attention#1/x.3[i0, i1, 0]
+//	      _net.block#3.masked_attention#1/x.1.grad[i0, i1, i2] += net.block#3.masked_attention#1/x.grad[i0, i1, i2] / _net.block#3.masked_attention#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#3.masked_attention#1/x.3.grad[i0, i1, 0] += _net.block#3.masked_attention#1/x.4.grad[i0, i1, i2] * neg(_net.block#3.masked_attention#1/x.1[i0, i1, i2] / (_net.block#3.masked_attention#1/x.3[i0, i1, 0] * _net.block#3.masked_attention#1/x.3[i0, i1, 0]))
+//	      _net.block#3.masked_attention#1/x.3.grad[i0, i1, 0] += net.block#3.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.block#3.masked_attention#1/x.1[i0, i1, i2] / (_net.block#3.masked_attention#1/x.3[i0, i1, 0] * _net.block#3.masked_attention#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 100 (_net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.masked_attention#1/x.2.grad
 //	for i0 in 0..15:
@@ -9715,7 +9625,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h2.grad[i0, i1, i2] += net.block#3.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#3.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g2 =- g; g2 is net.block#3.layer_norm#1/mean.grad
 //	for i0 in 0..15:
@@ -9732,31 +9642,19 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h2.grad[i0, i1, i2] += _net.block#3.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g1 =+ g; g1 is net.block#2/x1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net.block#2/x1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g1 =+ g; g1 is net.block#2/x1.grad (the copy elided: net.block#2/x1.grad reads net/h2.grad)
 //
-//	# backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g2 =+ g; g2 is _net/h2.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net/h2.1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g2 =+ g; g2 is _net/h2.1.grad (the copy elided: _net/h2.1.grad reads net/h2.grad)
 //
 //	# backprop of op 90 (_net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2/x, net.block#2.dropout#2/mask): g1 =+ g * v2; g1 is net.block#2.dropout#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.dropout#2/x.grad[i0, i1, i2] += _net/h2.1.grad[i0, i1, i2] * net.block#2.dropout#2/mask[i0, i1, i2]
+//	      net.block#2.dropout#2/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.dropout#2/mask[i0, i1, i2]
 //
-//	# backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net.block#2.dropout#2/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2.dropout#2/x.1.grad[i0, i1, i2] += net.block#2.dropout#2/x.grad[i0, i1, i2]
+//	# backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net.block#2.dropout#2/x.1.grad (the copy elided: _net.block#2.dropout#2/x.1.grad reads net.block#2.dropout#2/x.grad)
 //
 //	# backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
@@ -9769,14 +9667,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..95:
 //	      for i3 in 0..383:
-//	        net.block#2.linear#1.w.grad[i2, i3] += _net.block#2.dropout#2/x.1.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
+//	        net.block#2.linear#1.w.grad[i2, i3] += net.block#2.dropout#2/x.grad[i0, i1, i2] * net.block#2.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
 //	      for i3 in 0..383:
-//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * _net.block#2.dropout#2/x.1.grad[i0, i1, i2]
+//	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.block#2.dropout#2/x.grad[i0, i1, i2]
 //
 //	# backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..15:
@@ -9784,11 +9682,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	    for i2 in 0..383:
 //	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += net.block#2.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#2.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#2.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#2.linear#1/x.2[i0, i1, i2] * _net.block#2.linear#1/x.2[i0, i1, i2])))))
 //
-//	# backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..383:
-//	      _net.block#2.linear#1/x.1.grad[i0, i1, i2] += _net.block#2.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad (the copy elided: _net.block#2.linear#1/x.1.grad reads _net.block#2.linear#1/x.2.grad)
 //
 //	# backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g2 =+ g; g2 is net.block#2.linear#2.b.grad
 //	for i0 in 0..15:  # reduction
@@ -9801,20 +9695,16 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..383:
 //	      for i3 in 0..95:
-//	        net.block#2.linear#2.w.grad[i2, i3] += _net.block#2.linear#1/x.1.grad[i0, i1, i2] * net.block#2.linear#2/x[i0, i1, i3]
+//	        net.block#2.linear#2.w.grad[i2, i3] += _net.block#2.linear#1/x.2.grad[i0, i1, i2] * net.block#2.linear#2/x[i0, i1, i3]
 //
 //	# backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g2 =+ v1 * g; g2 is net.block#2.linear#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:  # reduction
 //	      for i3 in 0..95:
-//	        net.block#2.linear#2/x.grad[i0, i1, i3] += net.block#2.linear#2.w[i2, i3] * _net.block#2.linear#1/x.1.grad[i0, i1, i2]
+//	        net.block#2.linear#2/x.grad[i0, i1, i3] += net.block#2.linear#2.w[i2, i3] * _net.block#2.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.block#2.linear#2/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2.linear#2/x.4.grad[i0, i1, i2] += net.block#2.linear#2/x.grad[i0, i1, i2]
+//	# backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.block#2.linear#2/x.4.grad (the copy elided: _net.block#2.linear#2/x.4.grad reads net.block#2.linear#2/x.grad)
 //
 //	# backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -9826,13 +9716,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#2.linear#2/x.1.grad[i0, i1, i2] += _net.block#2.linear#2/x.4.grad[i0, i1, i2] / _net.block#2.linear#2/x.3[i0, i1, 0]
+//	      _net.block#2.linear#2/x.1.grad[i0, i1, i2] += net.block#2.linear#2/x.grad[i0, i1, i2] / _net.block#2.linear#2/x.3[i0, i1, 0]
 //
 //	# backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.linear#2/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#2.linear#2/x.3.grad[i0, i1, 0] += _net.block#2.linear#2/x.4.grad[i0, i1, i2] * neg(_net.block#2.linear#2/x.1[i0, i1, i2] / (_net.block#2.linear#2/x.3[i0, i1, 0] * _net.block#2.linear#2/x.3[i0, i1, 0]))
+//	      _net.block#2.linear#2/x.3.grad[i0, i1, 0] += net.block#2.linear#2/x.grad[i0, i1, i2] * neg(_net.block#2.linear#2/x.1[i0, i1, i2] / (_net.block#2.linear#2/x.3[i0, i1, 0] * _net.block#2.linear#2/x.3[i0, i1, 0]))
 //
 //	# backprop of op 82 (_net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.linear#2/x.2.grad
 //	for i0 in 0..15:
@@ -9883,7 +9773,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2/x1.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 //	for i0 in 0..15:
@@ -9900,25 +9790,17 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2/x1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net/h1.grad[i0, i1, i2] += net.block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad (the copy elided: net/h1.grad reads net.block#2/x1.grad)
 //
-//	# backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2/x1.1.grad[i0, i1, i2] += net.block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad (the copy elided: _net.block#2/x1.1.grad reads net.block#2/x1.grad)
 //
 //	# backprop of op 72 (_net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask): g1 =+ g * v2; g1 is net.block#2.dropout#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.dropout#1/x.grad[i0, i1, i2] += _net.block#2/x1.1.grad[i0, i1, i2] * net.block#2.dropout#1/mask[i0, i1, i2]
+//	      net.block#2.dropout#1/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#2.dropout#1/mask[i0, i1, i2]
 //
 //	# backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
 //	for i0 in 0..15:  # reduction
@@ -9980,12 +9862,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..63:
 //	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..3:
-//	      for i3 in 0..63:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad (the copy elided: net.block#2.masked_attention#1/masked.grad reads _net.block#2.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 //	for i0 in 0..15:
@@ -10009,14 +9886,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@65[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@65[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 64 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 63 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..15:
@@ -10089,11 +9966,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	        for i4 in 0..95:
 //	          net.block#2.masked_attention#1/x.grad[i0, i1, i4] += net.block#2.masked_attention#1.w_q[i2, i3, i4] * net.block#2.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.block#2.masked_attention#1/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2.masked_attention#1/x.4.grad[i0, i1, i2] += net.block#2.masked_attention#1/x.grad[i0, i1, i2]
+//	# backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.block#2.masked_attention#1/x.4.grad (the copy elided: _net.block#2.masked_attention#1/x.4.grad reads net.block#2.masked_attention#1/x.grad)
 //
 //	# backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -10105,13 +9978,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#2.masked_attention#1/x.1.grad[i0, i1, i2] += _net.block#2.masked_attention#1/x.4.grad[i0, i1, i2] / _net.block#2.masked_attention#1/x.3[i0, i1, 0]
+//	      _net.block#2.masked_attention#1/x.1.grad[i0, i1, i2] += net.block#2.masked_attention#1/x.grad[i0, i1, i2] / _net.block#2.masked_attention#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#2.masked_attention#1/x.3.grad[i0, i1, 0] += _net.block#2.masked_attention#1/x.4.grad[i0, i1, i2] * neg(_net.block#2.masked_attention#1/x.1[i0, i1, i2] / (_net.block#2.masked_attention#1/x.3[i0, i1, 0] * _net.block#2.masked_attention#1/x.3[i0, i1, 0]))
+//	      _net.block#2.masked_attention#1/x.3.grad[i0, i1, 0] += net.block#2.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.block#2.masked_attention#1/x.1[i0, i1, i2] / (_net.block#2.masked_attention#1/x.3[i0, i1, 0] * _net.block#2.masked_attention#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 55 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 //	for i0 in 0..15:
@@ -10162,7 +10035,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h1.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 //	for i0 in 0..15:
@@ -10179,31 +10052,19 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g1 =+ g; g1 is net.block#1/x1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net.block#1/x1.grad[i0, i1, i2] += net/h1.grad[i0, i1, i2]
+//	# backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g1 =+ g; g1 is net.block#1/x1.grad (the copy elided: net.block#1/x1.grad reads net/h1.grad)
 //
-//	# backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g2 =+ g; g2 is _net/h1.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net/h1.1.grad[i0, i1, i2] += net/h1.grad[i0, i1, i2]
+//	# backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g2 =+ g; g2 is _net/h1.1.grad (the copy elided: _net/h1.1.grad reads net/h1.grad)
 //
 //	# backprop of op 45 (_net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2/x, net.block#1.dropout#2/mask): g1 =+ g * v2; g1 is net.block#1.dropout#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.dropout#2/x.grad[i0, i1, i2] += _net/h1.1.grad[i0, i1, i2] * net.block#1.dropout#2/mask[i0, i1, i2]
+//	      net.block#1.dropout#2/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.dropout#2/mask[i0, i1, i2]
 //
-//	# backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net.block#1.dropout#2/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1.dropout#2/x.1.grad[i0, i1, i2] += net.block#1.dropout#2/x.grad[i0, i1, i2]
+//	# backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net.block#1.dropout#2/x.1.grad (the copy elided: _net.block#1.dropout#2/x.1.grad reads net.block#1.dropout#2/x.grad)
 //
 //	# backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
@@ -10216,14 +10077,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..95:
 //	      for i3 in 0..383:
-//	        net.block#1.linear#1.w.grad[i2, i3] += _net.block#1.dropout#2/x.1.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
+//	        net.block#1.linear#1.w.grad[i2, i3] += net.block#1.dropout#2/x.grad[i0, i1, i2] * net.block#1.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
 //	      for i3 in 0..383:
-//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * _net.block#1.dropout#2/x.1.grad[i0, i1, i2]
+//	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.block#1.dropout#2/x.grad[i0, i1, i2]
 //
 //	# backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..15:
@@ -10231,11 +10092,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	    for i2 in 0..383:
 //	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += net.block#1.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#1.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#1.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#1.linear#1/x.2[i0, i1, i2] * _net.block#1.linear#1/x.2[i0, i1, i2])))))
 //
-//	# backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..383:
-//	      _net.block#1.linear#1/x.1.grad[i0, i1, i2] += _net.block#1.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad (the copy elided: _net.block#1.linear#1/x.1.grad reads _net.block#1.linear#1/x.2.grad)
 //
 //	# backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g2 =+ g; g2 is net.block#1.linear#2.b.grad
 //	for i0 in 0..15:  # reduction
@@ -10248,20 +10105,16 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..383:
 //	      for i3 in 0..95:
-//	        net.block#1.linear#2.w.grad[i2, i3] += _net.block#1.linear#1/x.1.grad[i0, i1, i2] * net.block#1.linear#2/x[i0, i1, i3]
+//	        net.block#1.linear#2.w.grad[i2, i3] += _net.block#1.linear#1/x.2.grad[i0, i1, i2] * net.block#1.linear#2/x[i0, i1, i3]
 //
 //	# backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g2 =+ v1 * g; g2 is net.block#1.linear#2/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:  # reduction
 //	      for i3 in 0..95:
-//	        net.block#1.linear#2/x.grad[i0, i1, i3] += net.block#1.linear#2.w[i2, i3] * _net.block#1.linear#1/x.1.grad[i0, i1, i2]
+//	        net.block#1.linear#2/x.grad[i0, i1, i3] += net.block#1.linear#2.w[i2, i3] * _net.block#1.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.block#1.linear#2/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1.linear#2/x.4.grad[i0, i1, i2] += net.block#1.linear#2/x.grad[i0, i1, i2]
+//	# backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.block#1.linear#2/x.4.grad (the copy elided: _net.block#1.linear#2/x.4.grad reads net.block#1.linear#2/x.grad)
 //
 //	# backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -10273,13 +10126,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#1.linear#2/x.1.grad[i0, i1, i2] += _net.block#1.linear#2/x.4.grad[i0, i1, i2] / _net.block#1.linear#2/x.3[i0, i1, 0]
+//	      _net.block#1.linear#2/x.1.grad[i0, i1, i2] += net.block#1.linear#2/x.grad[i0, i1, i2] / _net.block#1.linear#2/x.3[i0, i1, 0]
 //
 //	# backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.linear#2/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#1.linear#2/x.3.grad[i0, i1, 0] += _net.block#1.linear#2/x.4.grad[i0, i1, i2] * neg(_net.block#1.linear#2/x.1[i0, i1, i2] / (_net.block#1.linear#2/x.3[i0, i1, 0] * _net.block#1.linear#2/x.3[i0, i1, 0]))
+//	      _net.block#1.linear#2/x.3.grad[i0, i1, 0] += net.block#1.linear#2/x.grad[i0, i1, i2] * neg(_net.block#1.linear#2/x.1[i0, i1, i2] / (_net.block#1.linear#2/x.3[i0, i1, 0] * _net.block#1.linear#2/x.3[i0, i1, 0]))
 //
 //	# backprop of op 37 (_net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.linear#2/x.2.grad
 //	for i0 in 0..15:
@@ -10330,7 +10183,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1/x1.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 //	for i0 in 0..15:
@@ -10347,25 +10200,17 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1/x1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net/h0.grad[i0, i1, i2] += net.block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad (the copy elided: net/h0.grad reads net.block#1/x1.grad)
 //
-//	# backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1/x1.1.grad[i0, i1, i2] += net.block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad (the copy elided: _net.block#1/x1.1.grad reads net.block#1/x1.grad)
 //
 //	# backprop of op 27 (_net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask): g1 =+ g * v2; g1 is net.block#1.dropout#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.dropout#1/x.grad[i0, i1, i2] += _net.block#1/x1.1.grad[i0, i1, i2] * net.block#1.dropout#1/mask[i0, i1, i2]
+//	      net.block#1.dropout#1/x.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.block#1.dropout#1/mask[i0, i1, i2]
 //
 //	# backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
 //	for i0 in 0..15:  # reduction
@@ -10427,12 +10272,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..63:
 //	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..3:
-//	      for i3 in 0..63:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad (the copy elided: net.block#1.masked_attention#1/masked.grad reads _net.block#1.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 //	for i0 in 0..15:
@@ -10456,14 +10296,14 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..3:
 //	      for i3 in 0..63:
-//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], net.block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..15:
@@ -10536,11 +10376,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	        for i4 in 0..95:
 //	          net.block#1.masked_attention#1/x.grad[i0, i1, i4] += net.block#1.masked_attention#1.w_q[i2, i3, i4] * net.block#1.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.block#1.masked_attention#1/x.4.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1.masked_attention#1/x.4.grad[i0, i1, i2] += net.block#1.masked_attention#1/x.grad[i0, i1, i2]
+//	# backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.block#1.masked_attention#1/x.4.grad (the copy elided: _net.block#1.masked_attention#1/x.4.grad reads net.block#1.masked_attention#1/x.grad)
 //
 //	# backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 //	for i0 in 0..15:  # reduction
@@ -10552,13 +10388,13 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      _net.block#1.masked_attention#1/x.1.grad[i0, i1, i2] += _net.block#1.masked_attention#1/x.4.grad[i0, i1, i2] / _net.block#1.masked_attention#1/x.3[i0, i1, 0]
+//	      _net.block#1.masked_attention#1/x.1.grad[i0, i1, i2] += net.block#1.masked_attention#1/x.grad[i0, i1, i2] / _net.block#1.masked_attention#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:  # reduction
-//	      _net.block#1.masked_attention#1/x.3.grad[i0, i1, 0] += _net.block#1.masked_attention#1/x.4.grad[i0, i1, i2] * neg(_net.block#1.masked_attention#1/x.1[i0, i1, i2] / (_net.block#1.masked_attention#1/x.3[i0, i1, 0] * _net.block#1.masked_attention#1/x.3[i0, i1, 0]))
+//	      _net.block#1.masked_attention#1/x.3.grad[i0, i1, 0] += net.block#1.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.block#1.masked_attention#1/x.1[i0, i1, i2] / (_net.block#1.masked_attention#1/x.3[i0, i1, 0] * _net.block#1.masked_attention#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 //	for i0 in 0..15:
@@ -10609,7 +10445,7 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h0.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 //	for i0 in 0..15:
@@ -10626,25 +10462,21 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net/h0.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g1 =+ g; g1 is net.embedding#1/e.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      net.embedding#1/e.grad[i0, i1, i2] += net/h0.grad[i0, i1, i2]
+//	# backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g1 =+ g; g1 is net.embedding#1/e.grad (the copy elided: net.embedding#1/e.grad reads net/h0.grad)
 //
 //	# backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g2 =+ g; g2 is net.pos.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.pos.grad[i1, i2] += net/h0.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (net.embedding#1/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of net.embedding#1.table, ids): g1 =+ g; g1 is net.embedding#1.table.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..95:
-//	      net.embedding#1.table.grad[ids[i0, i1], i2] += net.embedding#1/e.grad[i0, i1, i2]
+//	      net.embedding#1.table.grad[ids[i0, i1], i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64][64]float32, pNetEmbedding1Table *[12288]float32, pNetPos *[6144]float32, pNetBlock1LayerNorm1Gamma *[96]float32, pNetBlock1LayerNorm1Beta *[96]float32, pNetBlock1MaskedAttention1WQ *[9216]float32, pNetBlock1MaskedAttention1WK *[9216]float32, pNetBlock1MaskedAttention1WV *[9216]float32, pNetBlock1MaskedAttention1WO *[9216]float32, pNetBlock1LayerNorm2Gamma *[96]float32, pNetBlock1LayerNorm2Beta *[96]float32, pNetBlock1Linear2W *[36864]float32, pNetBlock1Linear2B *[384]float32, pNetBlock1Linear1W *[36864]float32, pNetBlock1Linear1B *[96]float32, pNetBlock2LayerNorm1Gamma *[96]float32, pNetBlock2LayerNorm1Beta *[96]float32, pNetBlock2MaskedAttention1WQ *[9216]float32, pNetBlock2MaskedAttention1WK *[9216]float32, pNetBlock2MaskedAttention1WV *[9216]float32, pNetBlock2MaskedAttention1WO *[9216]float32, pNetBlock2LayerNorm2Gamma *[96]float32, pNetBlock2LayerNorm2Beta *[96]float32, pNetBlock2Linear2W *[36864]float32, pNetBlock2Linear2B *[384]float32, pNetBlock2Linear1W *[36864]float32, pNetBlock2Linear1B *[96]float32, pNetBlock3LayerNorm1Gamma *[96]float32, pNetBlock3LayerNorm1Beta *[96]float32, pNetBlock3MaskedAttention1WQ *[9216]float32, pNetBlock3MaskedAttention1WK *[9216]float32, pNetBlock3MaskedAttention1WV *[9216]float32, pNetBlock3MaskedAttention1WO *[9216]float32, pNetBlock3LayerNorm2Gamma *[96]float32, pNetBlock3LayerNorm2Beta *[96]float32, pNetBlock3Linear2W *[36864]float32, pNetBlock3Linear2B *[384]float32, pNetBlock3Linear1W *[36864]float32, pNetBlock3Linear1B *[96]float32, pNetLayerNorm1Gamma *[96]float32, pNetLayerNorm1Beta *[96]float32, pNetLinear1W *[12288]float32, pNetLinear1B *[128]float32, nNetBlock1Dropout1Mask *[98304]float32, nNetBlock1Dropout2Mask *[98304]float32, nNetBlock2Dropout1Mask *[98304]float32, nNetBlock2Dropout2Mask *[98304]float32, nNetBlock3Dropout1Mask *[98304]float32, nNetBlock3Dropout2Mask *[98304]float32, gNetEmbedding1Table *[12288]float32, gNetPos *[6144]float32, gNetBlock1LayerNorm1Gamma *[96]float32, gNetBlock1LayerNorm1Beta *[96]float32, gNetBlock1MaskedAttention1WQ *[9216]float32, gNetBlock1MaskedAttention1WK *[9216]float32, gNetBlock1MaskedAttention1WV *[9216]float32, gNetBlock1MaskedAttention1WO *[9216]float32, gNetBlock1LayerNorm2Gamma *[96]float32, gNetBlock1LayerNorm2Beta *[96]float32, gNetBlock1Linear2W *[36864]float32, gNetBlock1Linear2B *[384]float32, gNetBlock1Linear1W *[36864]float32, gNetBlock1Linear1B *[96]float32, gNetBlock2LayerNorm1Gamma *[96]float32, gNetBlock2LayerNorm1Beta *[96]float32, gNetBlock2MaskedAttention1WQ *[9216]float32, gNetBlock2MaskedAttention1WK *[9216]float32, gNetBlock2MaskedAttention1WV *[9216]float32, gNetBlock2MaskedAttention1WO *[9216]float32, gNetBlock2LayerNorm2Gamma *[96]float32, gNetBlock2LayerNorm2Beta *[96]float32, gNetBlock2Linear2W *[36864]float32, gNetBlock2Linear2B *[384]float32, gNetBlock2Linear1W *[36864]float32, gNetBlock2Linear1B *[96]float32, gNetBlock3LayerNorm1Gamma *[96]float32, gNetBlock3LayerNorm1Beta *[96]float32, gNetBlock3MaskedAttention1WQ *[9216]float32, gNetBlock3MaskedAttention1WK *[9216]float32, gNetBlock3MaskedAttention1WV *[9216]float32, gNetBlock3MaskedAttention1WO *[9216]float32, gNetBlock3LayerNorm2Gamma *[96]float32, gNetBlock3LayerNorm2Beta *[96]float32, gNetBlock3Linear2W *[36864]float32, gNetBlock3Linear2B *[384]float32, gNetBlock3Linear1W *[36864]float32, gNetBlock3Linear1B *[96]float32, gNetLayerNorm1Gamma *[96]float32, gNetLayerNorm1Beta *[96]float32, gNetLinear1W *[12288]float32, gNetLinear1B *[128]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCharLMBackwardScratch) {
 	var train_1 [1]float32
 	var train_2 [1]float32
@@ -12170,33 +12002,20 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.train_cross_entropy_1_z_grad = [16][64][128]float32{}
-	}
+	// backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// 8 parts of i1 on the pool.
 	rec103 := ocannlCharLMBackwardPart102Records.Get()
 	rec103.scratch = scratch
-
-	// backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
-	// 8 parts of i1 on the pool.
-	rec104 := ocannlCharLMBackwardPart103Records.Get()
-	rec104.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec103, rec104)
+	region.Run(rec103, 8)
 	*rec103 = ocannlCharLMBackwardPart102{}
 	ocannlCharLMBackwardPart102Records.Put(rec103)
-	*rec104 = ocannlCharLMBackwardPart103{}
-	ocannlCharLMBackwardPart103Records.Put(rec104)
 
 	// backprop of op 154 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12214,187 +12033,157 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.train_cross_entropy_1_logp_1_grad = [16][64][128]float32{}
 	}
 	// 8 parts of i1 on the pool.
+	rec104 := ocannlCharLMBackwardPart103Records.Get()
+	rec104.scratch = scratch
+	region.Run(rec104, 8)
+	*rec104 = ocannlCharLMBackwardPart103{}
+	ocannlCharLMBackwardPart103Records.Put(rec104)
+
+	// backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// 8 parts of i1 on the pool.
 	rec105 := ocannlCharLMBackwardPart104Records.Get()
 	rec105.scratch = scratch
 	region.Run(rec105, 8)
 	*rec105 = ocannlCharLMBackwardPart104{}
 	ocannlCharLMBackwardPart104Records.Put(rec105)
 
-	// backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// 8 parts of i1 on the pool.
-	rec106 := ocannlCharLMBackwardPart105Records.Get()
-	rec106.scratch = scratch
-	region.Run(rec106, 8)
-	*rec106 = ocannlCharLMBackwardPart105{}
-	ocannlCharLMBackwardPart105Records.Put(rec106)
-
 	// backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@150 = 128 (no winner yet)
 
 	// float32 pointwise kernel over 1024 elements (c = 128): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else {
-		for j109 := range 16 {
-			for j110 := range 64 {
-				scratch.train_cross_entropy_1_m_argmax_150[j109][j110][0] = 128
+		for j107 := range 16 {
+			for j108 := range 64 {
+				scratch.train_cross_entropy_1_m_argmax_150[j107][j108][0] = 128
 			}
 		}
 	}
 
-	// backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.train_cross_entropy_1_logits_grad = [16][64][128]float32{}
-	}
+	// backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// 8 parts of i1 on the pool.
+	rec106 := ocannlCharLMBackwardPart105Records.Get()
+	rec106.scratch = scratch
+
+	// backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 128); w is train.cross_entropy#1/m.argmax@150
 	// 8 parts of i1 on the pool.
 	rec107 := ocannlCharLMBackwardPart106Records.Get()
 	rec107.scratch = scratch
 
-	// backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
-	// 8 parts of i1 on the pool.
-	rec108 := ocannlCharLMBackwardPart107Records.Get()
-	rec108.scratch = scratch
-
-	// backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 128); w is train.cross_entropy#1/m.argmax@150
-	// 8 parts of i1 on the pool.
-	rec109 := ocannlCharLMBackwardPart108Records.Get()
-	rec109.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec107, rec108, rec109)
+	region.RunSeq(8, rec106, rec107)
+	*rec106 = ocannlCharLMBackwardPart105{}
+	ocannlCharLMBackwardPart105Records.Put(rec106)
 	*rec107 = ocannlCharLMBackwardPart106{}
 	ocannlCharLMBackwardPart106Records.Put(rec107)
-	*rec108 = ocannlCharLMBackwardPart107{}
-	ocannlCharLMBackwardPart107Records.Put(rec108)
-	*rec109 = ocannlCharLMBackwardPart108{}
-	ocannlCharLMBackwardPart108Records.Put(rec109)
 
 	// backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// 8 parts of i1 on the pool.
-	rec110 := ocannlCharLMBackwardPart109Records.Get()
-	rec110.scratch = scratch
-	region.Run(rec110, 8)
-	*rec110 = ocannlCharLMBackwardPart109{}
-	ocannlCharLMBackwardPart109Records.Put(rec110)
-
-	// backprop of op 149 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.train_cross_entropy_1_logits_1_grad = [16][64][128]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec111 := ocannlCharLMBackwardPart110Records.Get()
-	rec111.scratch = scratch
-	region.Run(rec111, 8)
-	*rec111 = ocannlCharLMBackwardPart110{}
-	ocannlCharLMBackwardPart110Records.Put(rec111)
+	rec108 := ocannlCharLMBackwardPart107Records.Get()
+	rec108.scratch = scratch
+	region.Run(rec108, 8)
+	*rec108 = ocannlCharLMBackwardPart107{}
+	ocannlCharLMBackwardPart107Records.Put(rec108)
 
 	// backprop of op 149 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlCharLMBackwardPart111Records.Get()
-	rec112.scratch = scratch
-	region.Run(rec112, 8)
+	rec109 := ocannlCharLMBackwardPart108Records.Get()
+	rec109.scratch = scratch
+	region.Run(rec109, 8)
 	// The 8 partial sums, added in part order.
-	for j115 := range 128 {
-		acc53 := gNetLinear1B[j115]
-		acc53 += rec112.gNetLinear1BPartial[0][j115]
-		acc53 += rec112.gNetLinear1BPartial[1][j115]
-		acc53 += rec112.gNetLinear1BPartial[2][j115]
-		acc53 += rec112.gNetLinear1BPartial[3][j115]
-		acc53 += rec112.gNetLinear1BPartial[4][j115]
-		acc53 += rec112.gNetLinear1BPartial[5][j115]
-		acc53 += rec112.gNetLinear1BPartial[6][j115]
-		acc53 += rec112.gNetLinear1BPartial[7][j115]
-		gNetLinear1B[j115] = acc53
+	for j112 := range 128 {
+		acc53 := gNetLinear1B[j112]
+		acc53 += rec109.gNetLinear1BPartial[0][j112]
+		acc53 += rec109.gNetLinear1BPartial[1][j112]
+		acc53 += rec109.gNetLinear1BPartial[2][j112]
+		acc53 += rec109.gNetLinear1BPartial[3][j112]
+		acc53 += rec109.gNetLinear1BPartial[4][j112]
+		acc53 += rec109.gNetLinear1BPartial[5][j112]
+		acc53 += rec109.gNetLinear1BPartial[6][j112]
+		acc53 += rec109.gNetLinear1BPartial[7][j112]
+		gNetLinear1B[j112] = acc53
 	}
-	rec112.scratch = nil
-	ocannlCharLMBackwardPart111Records.Put(rec112)
+	rec109.scratch = nil
+	ocannlCharLMBackwardPart108Records.Put(rec109)
 
 	// backprop of op 148 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetLinear1W = [12288]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec113 := ocannlCharLMBackwardPart112Records.Get()
-	rec113.gNetLinear1W = gNetLinear1W
-	rec113.scratch = scratch
-	region.Run(rec113, 8)
-	*rec113 = ocannlCharLMBackwardPart112{}
-	ocannlCharLMBackwardPart112Records.Put(rec113)
+	rec110 := ocannlCharLMBackwardPart109Records.Get()
+	rec110.gNetLinear1W = gNetLinear1W
+	rec110.scratch = scratch
+	region.Run(rec110, 8)
+	*rec110 = ocannlCharLMBackwardPart109{}
+	ocannlCharLMBackwardPart109Records.Put(rec110)
 
 	// backprop of op 148 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec114 := ocannlCharLMBackwardPart113Records.Get()
-	rec114.pNetLinear1W = pNetLinear1W
-	rec114.scratch = scratch
-	region.Run(rec114, 8)
-	*rec114 = ocannlCharLMBackwardPart113{}
-	ocannlCharLMBackwardPart113Records.Put(rec114)
-
-	// backprop of op 147 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_linear_1_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec115 := ocannlCharLMBackwardPart114Records.Get()
-	rec115.scratch = scratch
-	region.Run(rec115, 8)
-	*rec115 = ocannlCharLMBackwardPart114{}
-	ocannlCharLMBackwardPart114Records.Put(rec115)
+	rec111 := ocannlCharLMBackwardPart110Records.Get()
+	rec111.pNetLinear1W = pNetLinear1W
+	rec111.scratch = scratch
 
 	// backprop of op 147 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec116 := ocannlCharLMBackwardPart115Records.Get()
-	rec116.scratch = scratch
-	region.Run(rec116, 8)
+	rec112 := ocannlCharLMBackwardPart111Records.Get()
+	rec112.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec111, rec112)
+	*rec111 = ocannlCharLMBackwardPart110{}
+	ocannlCharLMBackwardPart110Records.Put(rec111)
 	// The 8 partial sums, added in part order.
-	for j120 := range 96 {
-		acc56 := gNetLayerNorm1Beta[j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[0][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[1][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[2][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[3][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[4][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[5][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[6][j120]
-		acc56 += rec116.gNetLayerNorm1BetaPartial[7][j120]
-		gNetLayerNorm1Beta[j120] = acc56
+	for j116 := range 96 {
+		acc56 := gNetLayerNorm1Beta[j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[0][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[1][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[2][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[3][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[4][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[5][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[6][j116]
+		acc56 += rec112.gNetLayerNorm1BetaPartial[7][j116]
+		gNetLayerNorm1Beta[j116] = acc56
 	}
-	rec116.scratch = nil
-	ocannlCharLMBackwardPart115Records.Put(rec116)
+	rec112.scratch = nil
+	ocannlCharLMBackwardPart111Records.Put(rec112)
 
 	// backprop of op 146 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec117 := ocannlCharLMBackwardPart116Records.Get()
-	rec117.scratch = scratch
+	rec113 := ocannlCharLMBackwardPart112Records.Get()
+	rec113.scratch = scratch
 
 	// backprop of op 146 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec118 := ocannlCharLMBackwardPart117Records.Get()
-	rec118.scratch = scratch
+	rec114 := ocannlCharLMBackwardPart113Records.Get()
+	rec114.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec117, rec118)
-	*rec117 = ocannlCharLMBackwardPart116{}
-	ocannlCharLMBackwardPart116Records.Put(rec117)
-	*rec118 = ocannlCharLMBackwardPart117{}
-	ocannlCharLMBackwardPart117Records.Put(rec118)
+	region.RunSeq(8, rec113, rec114)
+	*rec113 = ocannlCharLMBackwardPart112{}
+	ocannlCharLMBackwardPart112Records.Put(rec113)
+	*rec114 = ocannlCharLMBackwardPart113{}
+	ocannlCharLMBackwardPart113Records.Put(rec114)
 
 	// backprop of op 145 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
 	} else {
 		scratch.net_linear_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12410,9 +12199,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 144 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.10): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12426,33 +12215,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec119 := ocannlCharLMBackwardPart118Records.Get()
-	rec119.scratch = scratch
-	region.Run(rec119, 8)
+	rec115 := ocannlCharLMBackwardPart114Records.Get()
+	rec115.scratch = scratch
+	region.Run(rec115, 8)
 	// The 8 partial sums, added in part order.
-	for j124 := range 96 {
-		acc59 := gNetLayerNorm1Gamma[j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[0][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[1][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[2][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[3][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[4][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[5][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[6][j124]
-		acc59 += rec119.gNetLayerNorm1GammaPartial[7][j124]
-		gNetLayerNorm1Gamma[j124] = acc59
+	for j120 := range 96 {
+		acc59 := gNetLayerNorm1Gamma[j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[0][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[1][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[2][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[3][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[4][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[5][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[6][j120]
+		acc59 += rec115.gNetLayerNorm1GammaPartial[7][j120]
+		gNetLayerNorm1Gamma[j120] = acc59
 	}
-	rec119.scratch = nil
-	ocannlCharLMBackwardPart118Records.Put(rec119)
+	rec115.scratch = nil
+	ocannlCharLMBackwardPart114Records.Put(rec115)
 
 	// backprop of op 142 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12469,69 +12258,56 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_layer_norm_1_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec120 := ocannlCharLMBackwardPart119Records.Get()
-	rec120.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec120.scratch = scratch
+	rec116 := ocannlCharLMBackwardPart115Records.Get()
+	rec116.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec116.scratch = scratch
 
 	// backprop of op 141 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec121 := ocannlCharLMBackwardPart120Records.Get()
-	rec121.scratch = scratch
+	rec117 := ocannlCharLMBackwardPart116Records.Get()
+	rec117.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec120, rec121)
-	*rec120 = ocannlCharLMBackwardPart119{}
-	ocannlCharLMBackwardPart119Records.Put(rec120)
-	*rec121 = ocannlCharLMBackwardPart120{}
-	ocannlCharLMBackwardPart120Records.Put(rec121)
+	region.RunSeq(8, rec116, rec117)
+	*rec116 = ocannlCharLMBackwardPart115{}
+	ocannlCharLMBackwardPart115Records.Put(rec116)
+	*rec117 = ocannlCharLMBackwardPart116{}
+	ocannlCharLMBackwardPart116Records.Put(rec117)
 
 	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec122 := ocannlCharLMBackwardPart121Records.Get()
-	rec122.scratch = scratch
-	region.Run(rec122, 8)
-	*rec122 = ocannlCharLMBackwardPart121{}
-	ocannlCharLMBackwardPart121Records.Put(rec122)
+	rec118 := ocannlCharLMBackwardPart117Records.Get()
+	rec118.scratch = scratch
+	region.Run(rec118, 8)
+	*rec118 = ocannlCharLMBackwardPart117{}
+	ocannlCharLMBackwardPart117Records.Put(rec118)
 
 	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec123 := ocannlCharLMBackwardPart122Records.Get()
-	rec123.scratch = scratch
-	region.Run(rec123, 8)
-	*rec123 = ocannlCharLMBackwardPart122{}
-	ocannlCharLMBackwardPart122Records.Put(rec123)
-
-	// backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g1 =+ g; g1 is net/h3.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h3_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec124 := ocannlCharLMBackwardPart123Records.Get()
-	rec124.scratch = scratch
+	rec119 := ocannlCharLMBackwardPart118Records.Get()
+	rec119.scratch = scratch
+	region.Run(rec119, 8)
+	*rec119 = ocannlCharLMBackwardPart118{}
+	ocannlCharLMBackwardPart118Records.Put(rec119)
 
 	// backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec125 := ocannlCharLMBackwardPart124Records.Get()
-	rec125.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec124, rec125)
-	*rec124 = ocannlCharLMBackwardPart123{}
-	ocannlCharLMBackwardPart123Records.Put(rec124)
-	*rec125 = ocannlCharLMBackwardPart124{}
-	ocannlCharLMBackwardPart124Records.Put(rec125)
+	rec120 := ocannlCharLMBackwardPart119Records.Get()
+	rec120.scratch = scratch
+	region.Run(rec120, 8)
+	*rec120 = ocannlCharLMBackwardPart119{}
+	ocannlCharLMBackwardPart119Records.Put(rec120)
 
 	// backprop of op 138 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.16): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12545,230 +12321,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 137 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3): g1 =+ g; g1 is net/h3.grad
 	// 8 parts of i1 on the pool.
-	rec126 := ocannlCharLMBackwardPart125Records.Get()
-	rec126.scratch = scratch
-	region.Run(rec126, 8)
-	*rec126 = ocannlCharLMBackwardPart125{}
-	ocannlCharLMBackwardPart125Records.Put(rec126)
-
-	// backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g1 =+ g; g1 is net.block#3/x1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_x1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec127 := ocannlCharLMBackwardPart126Records.Get()
-	rec127.scratch = scratch
-
-	// backprop of op 136 (net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1): g2 =+ g; g2 is _net/h3.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h3_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec128 := ocannlCharLMBackwardPart127Records.Get()
-	rec128.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec127, rec128)
-	*rec127 = ocannlCharLMBackwardPart126{}
-	ocannlCharLMBackwardPart126Records.Put(rec127)
-	*rec128 = ocannlCharLMBackwardPart127{}
-	ocannlCharLMBackwardPart127Records.Put(rec128)
+	rec121 := ocannlCharLMBackwardPart120Records.Get()
+	rec121.scratch = scratch
+	region.Run(rec121, 8)
+	*rec121 = ocannlCharLMBackwardPart120{}
+	ocannlCharLMBackwardPart120Records.Put(rec121)
 
 	// backprop of op 135 (_net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2/x, net.block#3.dropout#2/mask): g1 =+ g * v2; g1 is net.block#3.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec129 := ocannlCharLMBackwardPart128Records.Get()
-	rec129.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
-	rec129.scratch = scratch
-	region.Run(rec129, 8)
-	*rec129 = ocannlCharLMBackwardPart128{}
-	ocannlCharLMBackwardPart128Records.Put(rec129)
-
-	// backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g1 =+ g; g1 is _net.block#3.dropout#2/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_dropout_2_x_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec130 := ocannlCharLMBackwardPart129Records.Get()
-	rec130.scratch = scratch
-	region.Run(rec130, 8)
-	*rec130 = ocannlCharLMBackwardPart129{}
-	ocannlCharLMBackwardPart129Records.Put(rec130)
+	rec122 := ocannlCharLMBackwardPart121Records.Get()
+	rec122.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
+	rec122.scratch = scratch
+	region.Run(rec122, 8)
+	*rec122 = ocannlCharLMBackwardPart121{}
+	ocannlCharLMBackwardPart121Records.Put(rec122)
 
 	// backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g2 =+ g; g2 is net.block#3.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec131 := ocannlCharLMBackwardPart130Records.Get()
-	rec131.scratch = scratch
-	region.Run(rec131, 8)
+	rec123 := ocannlCharLMBackwardPart122Records.Get()
+	rec123.scratch = scratch
+	region.Run(rec123, 8)
 	// The 8 partial sums, added in part order.
-	for j137 := range 96 {
-		acc62 := gNetBlock3Linear1B[j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[0][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[1][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[2][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[3][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[4][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[5][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[6][j137]
-		acc62 += rec131.gNetBlock3Linear1BPartial[7][j137]
-		gNetBlock3Linear1B[j137] = acc62
+	for j129 := range 96 {
+		acc62 := gNetBlock3Linear1B[j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[0][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[1][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[2][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[3][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[4][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[5][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[6][j129]
+		acc62 += rec123.gNetBlock3Linear1BPartial[7][j129]
+		gNetBlock3Linear1B[j129] = acc62
 	}
-	rec131.scratch = nil
-	ocannlCharLMBackwardPart130Records.Put(rec131)
+	rec123.scratch = nil
+	ocannlCharLMBackwardPart122Records.Put(rec123)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g1 =+ g * v2; g1 is net.block#3.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec132 := ocannlCharLMBackwardPart131Records.Get()
-	rec132.gNetBlock3Linear1W = gNetBlock3Linear1W
-	rec132.scratch = scratch
-	region.Run(rec132, 6)
-	*rec132 = ocannlCharLMBackwardPart131{}
-	ocannlCharLMBackwardPart131Records.Put(rec132)
+	rec124 := ocannlCharLMBackwardPart123Records.Get()
+	rec124.gNetBlock3Linear1W = gNetBlock3Linear1W
+	rec124.scratch = scratch
+	region.Run(rec124, 6)
+	*rec124 = ocannlCharLMBackwardPart123{}
+	ocannlCharLMBackwardPart123Records.Put(rec124)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g2 =+ v1 * g; g2 is net.block#3.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec133 := ocannlCharLMBackwardPart132Records.Get()
-	rec133.pNetBlock3Linear1W = pNetBlock3Linear1W
-	rec133.scratch = scratch
-	region.Run(rec133, 8)
-	*rec133 = ocannlCharLMBackwardPart132{}
-	ocannlCharLMBackwardPart132Records.Put(rec133)
+	rec125 := ocannlCharLMBackwardPart124Records.Get()
+	rec125.pNetBlock3Linear1W = pNetBlock3Linear1W
+	rec125.scratch = scratch
+	region.Run(rec125, 8)
+	*rec125 = ocannlCharLMBackwardPart124{}
+	ocannlCharLMBackwardPart124Records.Put(rec125)
 
 	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec134 := ocannlCharLMBackwardPart133Records.Get()
-	rec134.scratch = scratch
-	region.Run(rec134, 8)
-	*rec134 = ocannlCharLMBackwardPart133{}
-	ocannlCharLMBackwardPart133Records.Put(rec134)
-
-	// backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g1 =+ g; g1 is _net.block#3.linear#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_linear_1_x_1_grad = [16][64][384]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec135 := ocannlCharLMBackwardPart134Records.Get()
-	rec135.scratch = scratch
-	region.Run(rec135, 8)
-	*rec135 = ocannlCharLMBackwardPart134{}
-	ocannlCharLMBackwardPart134Records.Put(rec135)
+	rec126 := ocannlCharLMBackwardPart125Records.Get()
+	rec126.scratch = scratch
+	region.Run(rec126, 8)
+	*rec126 = ocannlCharLMBackwardPart125{}
+	ocannlCharLMBackwardPart125Records.Put(rec126)
 
 	// backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g2 =+ g; g2 is net.block#3.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlCharLMBackwardPart135Records.Get()
-	rec136.scratch = scratch
-	region.Run(rec136, 8)
+	rec127 := ocannlCharLMBackwardPart126Records.Get()
+	rec127.scratch = scratch
+	region.Run(rec127, 8)
 	// The 8 partial sums, added in part order.
-	for j143 := range 384 {
-		acc65 := gNetBlock3Linear2B[j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[0][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[1][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[2][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[3][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[4][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[5][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[6][j143]
-		acc65 += rec136.gNetBlock3Linear2BPartial[7][j143]
-		gNetBlock3Linear2B[j143] = acc65
+	for j134 := range 384 {
+		acc65 := gNetBlock3Linear2B[j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[0][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[1][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[2][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[3][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[4][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[5][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[6][j134]
+		acc65 += rec127.gNetBlock3Linear2BPartial[7][j134]
+		gNetBlock3Linear2B[j134] = acc65
 	}
-	rec136.scratch = nil
-	ocannlCharLMBackwardPart135Records.Put(rec136)
+	rec127.scratch = nil
+	ocannlCharLMBackwardPart126Records.Put(rec127)
 
 	// backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g1 =+ g * v2; g1 is net.block#3.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec137 := ocannlCharLMBackwardPart136Records.Get()
-	rec137.gNetBlock3Linear2W = gNetBlock3Linear2W
-	rec137.scratch = scratch
-	region.Run(rec137, 8)
-	*rec137 = ocannlCharLMBackwardPart136{}
-	ocannlCharLMBackwardPart136Records.Put(rec137)
+	rec128 := ocannlCharLMBackwardPart127Records.Get()
+	rec128.gNetBlock3Linear2W = gNetBlock3Linear2W
+	rec128.scratch = scratch
+	region.Run(rec128, 8)
+	*rec128 = ocannlCharLMBackwardPart127{}
+	ocannlCharLMBackwardPart127Records.Put(rec128)
 
 	// backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g2 =+ v1 * g; g2 is net.block#3.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec138 := ocannlCharLMBackwardPart137Records.Get()
-	rec138.pNetBlock3Linear2W = pNetBlock3Linear2W
-	rec138.scratch = scratch
-	region.Run(rec138, 8)
-	*rec138 = ocannlCharLMBackwardPart137{}
-	ocannlCharLMBackwardPart137Records.Put(rec138)
-
-	// backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g1 =+ g; g1 is _net.block#3.linear#2/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_linear_2_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec139 := ocannlCharLMBackwardPart138Records.Get()
-	rec139.scratch = scratch
-	region.Run(rec139, 8)
-	*rec139 = ocannlCharLMBackwardPart138{}
-	ocannlCharLMBackwardPart138Records.Put(rec139)
+	rec129 := ocannlCharLMBackwardPart128Records.Get()
+	rec129.pNetBlock3Linear2W = pNetBlock3Linear2W
+	rec129.scratch = scratch
 
 	// backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g2 =+ g; g2 is net.block#3.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec140 := ocannlCharLMBackwardPart139Records.Get()
-	rec140.scratch = scratch
-	region.Run(rec140, 8)
+	rec130 := ocannlCharLMBackwardPart129Records.Get()
+	rec130.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec129, rec130)
+	*rec129 = ocannlCharLMBackwardPart128{}
+	ocannlCharLMBackwardPart128Records.Put(rec129)
 	// The 8 partial sums, added in part order.
-	for j148 := range 96 {
-		acc68 := gNetBlock3LayerNorm2Beta[j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[0][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[1][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[2][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[3][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[4][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[5][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[6][j148]
-		acc68 += rec140.gNetBlock3LayerNorm2BetaPartial[7][j148]
-		gNetBlock3LayerNorm2Beta[j148] = acc68
+	for j138 := range 96 {
+		acc68 := gNetBlock3LayerNorm2Beta[j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[0][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[1][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[2][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[3][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[4][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[5][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[6][j138]
+		acc68 += rec130.gNetBlock3LayerNorm2BetaPartial[7][j138]
+		gNetBlock3LayerNorm2Beta[j138] = acc68
 	}
-	rec140.scratch = nil
-	ocannlCharLMBackwardPart139Records.Put(rec140)
+	rec130.scratch = nil
+	ocannlCharLMBackwardPart129Records.Put(rec130)
 
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#3.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec141 := ocannlCharLMBackwardPart140Records.Get()
-	rec141.scratch = scratch
+	rec131 := ocannlCharLMBackwardPart130Records.Get()
+	rec131.scratch = scratch
 
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec142 := ocannlCharLMBackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec132 := ocannlCharLMBackwardPart131Records.Get()
+	rec132.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec141, rec142)
-	*rec141 = ocannlCharLMBackwardPart140{}
-	ocannlCharLMBackwardPart140Records.Put(rec141)
-	*rec142 = ocannlCharLMBackwardPart141{}
-	ocannlCharLMBackwardPart141Records.Put(rec142)
+	region.RunSeq(8, rec131, rec132)
+	*rec131 = ocannlCharLMBackwardPart130{}
+	ocannlCharLMBackwardPart130Records.Put(rec131)
+	*rec132 = ocannlCharLMBackwardPart131{}
+	ocannlCharLMBackwardPart131Records.Put(rec132)
 
 	// backprop of op 127 (_net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12784,9 +12505,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 126 (_net.block#3.linear#2/x.2 = pointwise "+" of net.block#3.layer_norm#2/var, _num.9): g1 =+ g; g1 is net.block#3.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12800,33 +12521,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec143 := ocannlCharLMBackwardPart142Records.Get()
-	rec143.scratch = scratch
-	region.Run(rec143, 8)
+	rec133 := ocannlCharLMBackwardPart132Records.Get()
+	rec133.scratch = scratch
+	region.Run(rec133, 8)
 	// The 8 partial sums, added in part order.
-	for j152 := range 96 {
-		acc71 := gNetBlock3LayerNorm2Gamma[j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[0][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[1][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[2][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[3][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[4][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[5][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[6][j152]
-		acc71 += rec143.gNetBlock3LayerNorm2GammaPartial[7][j152]
-		gNetBlock3LayerNorm2Gamma[j152] = acc71
+	for j142 := range 96 {
+		acc71 := gNetBlock3LayerNorm2Gamma[j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[0][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[1][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[2][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[3][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[4][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[5][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[6][j142]
+		acc71 += rec133.gNetBlock3LayerNorm2GammaPartial[7][j142]
+		gNetBlock3LayerNorm2Gamma[j142] = acc71
 	}
-	rec143.scratch = nil
-	ocannlCharLMBackwardPart142Records.Put(rec143)
+	rec133.scratch = nil
+	ocannlCharLMBackwardPart132Records.Put(rec133)
 
 	// backprop of op 124 (net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12843,66 +12564,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_3_layer_norm_2_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec144 := ocannlCharLMBackwardPart143Records.Get()
-	rec144.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
-	rec144.scratch = scratch
+	rec134 := ocannlCharLMBackwardPart133Records.Get()
+	rec134.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
+	rec134.scratch = scratch
 
 	// backprop of op 123 (_net.block#3.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_layer_norm_2_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec145 := ocannlCharLMBackwardPart144Records.Get()
-	rec145.scratch = scratch
+	rec135 := ocannlCharLMBackwardPart134Records.Get()
+	rec135.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec144, rec145)
-	*rec144 = ocannlCharLMBackwardPart143{}
-	ocannlCharLMBackwardPart143Records.Put(rec144)
-	*rec145 = ocannlCharLMBackwardPart144{}
-	ocannlCharLMBackwardPart144Records.Put(rec145)
+	region.RunSeq(8, rec134, rec135)
+	*rec134 = ocannlCharLMBackwardPart133{}
+	ocannlCharLMBackwardPart133Records.Put(rec134)
+	*rec135 = ocannlCharLMBackwardPart134{}
+	ocannlCharLMBackwardPart134Records.Put(rec135)
 
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec146 := ocannlCharLMBackwardPart145Records.Get()
-	rec146.scratch = scratch
-	region.Run(rec146, 8)
-	*rec146 = ocannlCharLMBackwardPart145{}
-	ocannlCharLMBackwardPart145Records.Put(rec146)
+	rec136 := ocannlCharLMBackwardPart135Records.Get()
+	rec136.scratch = scratch
+	region.Run(rec136, 8)
+	*rec136 = ocannlCharLMBackwardPart135{}
+	ocannlCharLMBackwardPart135Records.Put(rec136)
 
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec147 := ocannlCharLMBackwardPart146Records.Get()
-	rec147.scratch = scratch
-	region.Run(rec147, 8)
-	*rec147 = ocannlCharLMBackwardPart146{}
-	ocannlCharLMBackwardPart146Records.Put(rec147)
+	rec137 := ocannlCharLMBackwardPart136Records.Get()
+	rec137.scratch = scratch
+	region.Run(rec137, 8)
+	*rec137 = ocannlCharLMBackwardPart136{}
+	ocannlCharLMBackwardPart136Records.Put(rec137)
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g1 =+ g; g1 is net.block#3/x1.grad
 	// 8 parts of i1 on the pool.
-	rec148 := ocannlCharLMBackwardPart147Records.Get()
-	rec148.scratch = scratch
+	rec138 := ocannlCharLMBackwardPart137Records.Get()
+	rec138.scratch = scratch
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g2 =- g; g2 is net.block#3.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec149 := ocannlCharLMBackwardPart148Records.Get()
-	rec149.scratch = scratch
+	rec139 := ocannlCharLMBackwardPart138Records.Get()
+	rec139.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec148, rec149)
-	*rec148 = ocannlCharLMBackwardPart147{}
-	ocannlCharLMBackwardPart147Records.Put(rec148)
-	*rec149 = ocannlCharLMBackwardPart148{}
-	ocannlCharLMBackwardPart148Records.Put(rec149)
+	region.RunSeq(8, rec138, rec139)
+	*rec138 = ocannlCharLMBackwardPart137{}
+	ocannlCharLMBackwardPart137Records.Put(rec138)
+	*rec139 = ocannlCharLMBackwardPart138{}
+	ocannlCharLMBackwardPart138Records.Put(rec139)
 
 	// backprop of op 120 (net.block#3.layer_norm#2/mean = pointwise "/." of _net.block#3.layer_norm#2/mean.1, _dim_d.14): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12916,361 +12637,318 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 119 (_net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1): g1 =+ g; g1 is net.block#3/x1.grad
 	// 8 parts of i1 on the pool.
-	rec150 := ocannlCharLMBackwardPart149Records.Get()
-	rec150.scratch = scratch
-	region.Run(rec150, 8)
-	*rec150 = ocannlCharLMBackwardPart149{}
-	ocannlCharLMBackwardPart149Records.Put(rec150)
-
-	// backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g1 =+ g; g1 is net/h2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h2_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec151 := ocannlCharLMBackwardPart150Records.Get()
-	rec151.scratch = scratch
-
-	// backprop of op 118 (net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1): g2 =+ g; g2 is _net.block#3/x1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_x1_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec152 := ocannlCharLMBackwardPart151Records.Get()
-	rec152.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec151, rec152)
-	*rec151 = ocannlCharLMBackwardPart150{}
-	ocannlCharLMBackwardPart150Records.Put(rec151)
-	*rec152 = ocannlCharLMBackwardPart151{}
-	ocannlCharLMBackwardPart151Records.Put(rec152)
+	rec140 := ocannlCharLMBackwardPart139Records.Get()
+	rec140.scratch = scratch
+	region.Run(rec140, 8)
+	*rec140 = ocannlCharLMBackwardPart139{}
+	ocannlCharLMBackwardPart139Records.Put(rec140)
 
 	// backprop of op 117 (_net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask): g1 =+ g * v2; g1 is net.block#3.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec153 := ocannlCharLMBackwardPart152Records.Get()
-	rec153.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
-	rec153.scratch = scratch
-	region.Run(rec153, 8)
-	*rec153 = ocannlCharLMBackwardPart152{}
-	ocannlCharLMBackwardPart152Records.Put(rec153)
+	rec141 := ocannlCharLMBackwardPart140Records.Get()
+	rec141.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
+	rec141.scratch = scratch
+	region.Run(rec141, 8)
+	*rec141 = ocannlCharLMBackwardPart140{}
+	ocannlCharLMBackwardPart140Records.Put(rec141)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec154 := ocannlCharLMBackwardPart153Records.Get()
-	rec154.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
-	rec154.scratch = scratch
-	region.Run(rec154, 4)
-	*rec154 = ocannlCharLMBackwardPart153{}
-	ocannlCharLMBackwardPart153Records.Put(rec154)
+	rec142 := ocannlCharLMBackwardPart141Records.Get()
+	rec142.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
+	rec142.scratch = scratch
+	region.Run(rec142, 4)
+	*rec142 = ocannlCharLMBackwardPart141{}
+	ocannlCharLMBackwardPart141Records.Put(rec142)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec155 := ocannlCharLMBackwardPart154Records.Get()
-	rec155.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
-	rec155.scratch = scratch
+	rec143 := ocannlCharLMBackwardPart142Records.Get()
+	rec143.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
+	rec143.scratch = scratch
 
 	// backprop of op 115 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec156 := ocannlCharLMBackwardPart155Records.Get()
-	rec156.scratch = scratch
+	rec144 := ocannlCharLMBackwardPart143Records.Get()
+	rec144.scratch = scratch
 
 	// backprop of op 115 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec157 := ocannlCharLMBackwardPart156Records.Get()
-	rec157.scratch = scratch
+	rec145 := ocannlCharLMBackwardPart144Records.Get()
+	rec145.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec155, rec156, rec157)
-	*rec155 = ocannlCharLMBackwardPart154{}
-	ocannlCharLMBackwardPart154Records.Put(rec155)
-	*rec156 = ocannlCharLMBackwardPart155{}
-	ocannlCharLMBackwardPart155Records.Put(rec156)
-	*rec157 = ocannlCharLMBackwardPart156{}
-	ocannlCharLMBackwardPart156Records.Put(rec157)
+	region.RunSeq(8, rec143, rec144, rec145)
+	*rec143 = ocannlCharLMBackwardPart142{}
+	ocannlCharLMBackwardPart142Records.Put(rec143)
+	*rec144 = ocannlCharLMBackwardPart143{}
+	ocannlCharLMBackwardPart143Records.Put(rec144)
+	*rec145 = ocannlCharLMBackwardPart144{}
+	ocannlCharLMBackwardPart144Records.Put(rec145)
 
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#3.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec158 := ocannlCharLMBackwardPart157Records.Get()
-	rec158.scratch = scratch
+	rec146 := ocannlCharLMBackwardPart145Records.Get()
+	rec146.scratch = scratch
 
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec159 := ocannlCharLMBackwardPart158Records.Get()
-	rec159.scratch = scratch
+	rec147 := ocannlCharLMBackwardPart146Records.Get()
+	rec147.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec158, rec159)
-	*rec158 = ocannlCharLMBackwardPart157{}
-	ocannlCharLMBackwardPart157Records.Put(rec158)
-	*rec159 = ocannlCharLMBackwardPart158{}
-	ocannlCharLMBackwardPart158Records.Put(rec159)
+	region.RunSeq(8, rec146, rec147)
+	*rec146 = ocannlCharLMBackwardPart145{}
+	ocannlCharLMBackwardPart145Records.Put(rec146)
+	*rec147 = ocannlCharLMBackwardPart146{}
+	ocannlCharLMBackwardPart146Records.Put(rec147)
 
 	// backprop of op 113 (_net.block#3.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/ex): g1 =+ g; g1 is net.block#3.masked_attention#1/ex.grad
 	// 8 parts of i1 on the pool.
-	rec160 := ocannlCharLMBackwardPart159Records.Get()
-	rec160.scratch = scratch
-	region.Run(rec160, 8)
-	*rec160 = ocannlCharLMBackwardPart159{}
-	ocannlCharLMBackwardPart159Records.Put(rec160)
+	rec148 := ocannlCharLMBackwardPart147Records.Get()
+	rec148.scratch = scratch
+	region.Run(rec148, 8)
+	*rec148 = ocannlCharLMBackwardPart147{}
+	ocannlCharLMBackwardPart147Records.Put(rec148)
 
 	// backprop of op 112 (net.block#3.masked_attention#1/ex = pointwise exp of _net.block#3.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#3.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec161 := ocannlCharLMBackwardPart160Records.Get()
-	rec161.scratch = scratch
-	region.Run(rec161, 8)
-	*rec161 = ocannlCharLMBackwardPart160{}
-	ocannlCharLMBackwardPart160Records.Put(rec161)
+	rec149 := ocannlCharLMBackwardPart148Records.Get()
+	rec149.scratch = scratch
+	region.Run(rec149, 8)
+	*rec149 = ocannlCharLMBackwardPart148{}
+	ocannlCharLMBackwardPart148Records.Put(rec149)
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): net.block#3.masked_attention#1/m.argmax@110 = 64 (no winner yet)
 
 	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+		ocannlMap41AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
 	} else {
-		for j173 := range 16 {
-			for j174 := range 64 {
-				for j175 := range 4 {
-					scratch.net_block_3_masked_attention_1_m_argmax_110[j173][j174][j175][0] = 64
+		for j160 := range 16 {
+			for j161 := range 64 {
+				for j162 := range 4 {
+					scratch.net_block_3_masked_attention_1_m_argmax_110[j160][j161][j162][0] = 64
 				}
 			}
 		}
 	}
 
-	// backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g1 =+ g; g1 is net.block#3.masked_attention#1/masked.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_masked_attention_1_masked_grad = [16][64][4][64]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec162 := ocannlCharLMBackwardPart161Records.Get()
-	rec162.scratch = scratch
-
 	// backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g2 =- g; g2 is net.block#3.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec163 := ocannlCharLMBackwardPart162Records.Get()
-	rec163.scratch = scratch
+	rec150 := ocannlCharLMBackwardPart149Records.Get()
+	rec150.scratch = scratch
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#3.masked_attention#1/m.argmax@110
 	// 8 parts of i1 on the pool.
-	rec164 := ocannlCharLMBackwardPart163Records.Get()
-	rec164.scratch = scratch
+	rec151 := ocannlCharLMBackwardPart150Records.Get()
+	rec151.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec162, rec163, rec164)
-	*rec162 = ocannlCharLMBackwardPart161{}
-	ocannlCharLMBackwardPart161Records.Put(rec162)
-	*rec163 = ocannlCharLMBackwardPart162{}
-	ocannlCharLMBackwardPart162Records.Put(rec163)
-	*rec164 = ocannlCharLMBackwardPart163{}
-	ocannlCharLMBackwardPart163Records.Put(rec164)
+	region.RunSeq(8, rec150, rec151)
+	*rec150 = ocannlCharLMBackwardPart149{}
+	ocannlCharLMBackwardPart149Records.Put(rec150)
+	*rec151 = ocannlCharLMBackwardPart150{}
+	ocannlCharLMBackwardPart150Records.Put(rec151)
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#3.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
-	rec165 := ocannlCharLMBackwardPart164Records.Get()
-	rec165.scratch = scratch
-	region.Run(rec165, 8)
-	*rec165 = ocannlCharLMBackwardPart164{}
-	ocannlCharLMBackwardPart164Records.Put(rec165)
+	rec152 := ocannlCharLMBackwardPart151Records.Get()
+	rec152.scratch = scratch
+	region.Run(rec152, 8)
+	*rec152 = ocannlCharLMBackwardPart151{}
+	ocannlCharLMBackwardPart151Records.Put(rec152)
 
 	// backprop of op 109 (net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8): g2 =+ where(v1, g, 0); g2 is net.block#3.masked_attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_scores_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec166 := ocannlCharLMBackwardPart165Records.Get()
-	rec166.mask = mask
-	rec166.scratch = scratch
-	region.Run(rec166, 8)
-	*rec166 = ocannlCharLMBackwardPart165{}
-	ocannlCharLMBackwardPart165Records.Put(rec166)
+	rec153 := ocannlCharLMBackwardPart152Records.Get()
+	rec153.mask = mask
+	rec153.scratch = scratch
+	region.Run(rec153, 8)
+	*rec153 = ocannlCharLMBackwardPart152{}
+	ocannlCharLMBackwardPart152Records.Put(rec153)
 
 	// backprop of op 108 (net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec167 := ocannlCharLMBackwardPart166Records.Get()
-	rec167.scratch = scratch
-	region.Run(rec167, 8)
-	*rec167 = ocannlCharLMBackwardPart166{}
-	ocannlCharLMBackwardPart166Records.Put(rec167)
+	rec154 := ocannlCharLMBackwardPart153Records.Get()
+	rec154.scratch = scratch
+	region.Run(rec154, 8)
+	*rec154 = ocannlCharLMBackwardPart153{}
+	ocannlCharLMBackwardPart153Records.Put(rec154)
 
 	// backprop of op 106 (_net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec168 := ocannlCharLMBackwardPart167Records.Get()
-	rec168.scratch = scratch
+	rec155 := ocannlCharLMBackwardPart154Records.Get()
+	rec155.scratch = scratch
 
 	// backprop of op 106 (_net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_k_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec169 := ocannlCharLMBackwardPart168Records.Get()
-	rec169.scratch = scratch
+	rec156 := ocannlCharLMBackwardPart155Records.Get()
+	rec156.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec168, rec169)
-	*rec168 = ocannlCharLMBackwardPart167{}
-	ocannlCharLMBackwardPart167Records.Put(rec168)
-	*rec169 = ocannlCharLMBackwardPart168{}
-	ocannlCharLMBackwardPart168Records.Put(rec169)
+	region.RunSeq(8, rec155, rec156)
+	*rec155 = ocannlCharLMBackwardPart154{}
+	ocannlCharLMBackwardPart154Records.Put(rec155)
+	*rec156 = ocannlCharLMBackwardPart155{}
+	ocannlCharLMBackwardPart155Records.Put(rec156)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec170 := ocannlCharLMBackwardPart169Records.Get()
-	rec170.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
-	rec170.scratch = scratch
-	region.Run(rec170, 4)
-	*rec170 = ocannlCharLMBackwardPart169{}
-	ocannlCharLMBackwardPart169Records.Put(rec170)
+	rec157 := ocannlCharLMBackwardPart156Records.Get()
+	rec157.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
+	rec157.scratch = scratch
+	region.Run(rec157, 4)
+	*rec157 = ocannlCharLMBackwardPart156{}
+	ocannlCharLMBackwardPart156Records.Put(rec157)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec171 := ocannlCharLMBackwardPart170Records.Get()
-	rec171.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
-	rec171.scratch = scratch
-	region.Run(rec171, 8)
-	*rec171 = ocannlCharLMBackwardPart170{}
-	ocannlCharLMBackwardPart170Records.Put(rec171)
+	rec158 := ocannlCharLMBackwardPart157Records.Get()
+	rec158.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
+	rec158.scratch = scratch
+	region.Run(rec158, 8)
+	*rec158 = ocannlCharLMBackwardPart157{}
+	ocannlCharLMBackwardPart157Records.Put(rec158)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec172 := ocannlCharLMBackwardPart171Records.Get()
-	rec172.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
-	rec172.scratch = scratch
-	region.Run(rec172, 4)
-	*rec172 = ocannlCharLMBackwardPart171{}
-	ocannlCharLMBackwardPart171Records.Put(rec172)
+	rec159 := ocannlCharLMBackwardPart158Records.Get()
+	rec159.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
+	rec159.scratch = scratch
+	region.Run(rec159, 4)
+	*rec159 = ocannlCharLMBackwardPart158{}
+	ocannlCharLMBackwardPart158Records.Put(rec159)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec173 := ocannlCharLMBackwardPart172Records.Get()
-	rec173.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
-	rec173.scratch = scratch
-	region.Run(rec173, 8)
-	*rec173 = ocannlCharLMBackwardPart172{}
-	ocannlCharLMBackwardPart172Records.Put(rec173)
+	rec160 := ocannlCharLMBackwardPart159Records.Get()
+	rec160.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
+	rec160.scratch = scratch
+	region.Run(rec160, 8)
+	*rec160 = ocannlCharLMBackwardPart159{}
+	ocannlCharLMBackwardPart159Records.Put(rec160)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec174 := ocannlCharLMBackwardPart173Records.Get()
-	rec174.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
-	rec174.scratch = scratch
-	region.Run(rec174, 4)
-	*rec174 = ocannlCharLMBackwardPart173{}
-	ocannlCharLMBackwardPart173Records.Put(rec174)
+	rec161 := ocannlCharLMBackwardPart160Records.Get()
+	rec161.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
+	rec161.scratch = scratch
+	region.Run(rec161, 4)
+	*rec161 = ocannlCharLMBackwardPart160{}
+	ocannlCharLMBackwardPart160Records.Put(rec161)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec175 := ocannlCharLMBackwardPart174Records.Get()
-	rec175.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
-	rec175.scratch = scratch
-	region.Run(rec175, 8)
-	*rec175 = ocannlCharLMBackwardPart174{}
-	ocannlCharLMBackwardPart174Records.Put(rec175)
-
-	// backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g1 =+ g; g1 is _net.block#3.masked_attention#1/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_masked_attention_1_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec176 := ocannlCharLMBackwardPart175Records.Get()
-	rec176.scratch = scratch
-	region.Run(rec176, 8)
-	*rec176 = ocannlCharLMBackwardPart175{}
-	ocannlCharLMBackwardPart175Records.Put(rec176)
+	rec162 := ocannlCharLMBackwardPart161Records.Get()
+	rec162.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
+	rec162.scratch = scratch
 
 	// backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g2 =+ g; g2 is net.block#3.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec177 := ocannlCharLMBackwardPart176Records.Get()
-	rec177.scratch = scratch
-	region.Run(rec177, 8)
+	rec163 := ocannlCharLMBackwardPart162Records.Get()
+	rec163.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec162, rec163)
+	*rec162 = ocannlCharLMBackwardPart161{}
+	ocannlCharLMBackwardPart161Records.Put(rec162)
 	// The 8 partial sums, added in part order.
-	for j190 := range 96 {
-		acc82 := gNetBlock3LayerNorm1Beta[j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[0][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[1][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[2][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[3][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[4][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[5][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[6][j190]
-		acc82 += rec177.gNetBlock3LayerNorm1BetaPartial[7][j190]
-		gNetBlock3LayerNorm1Beta[j190] = acc82
+	for j176 := range 96 {
+		acc82 := gNetBlock3LayerNorm1Beta[j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[0][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[1][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[2][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[3][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[4][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[5][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[6][j176]
+		acc82 += rec163.gNetBlock3LayerNorm1BetaPartial[7][j176]
+		gNetBlock3LayerNorm1Beta[j176] = acc82
 	}
-	rec177.scratch = nil
-	ocannlCharLMBackwardPart176Records.Put(rec177)
+	rec163.scratch = nil
+	ocannlCharLMBackwardPart162Records.Put(rec163)
 
 	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec178 := ocannlCharLMBackwardPart177Records.Get()
-	rec178.scratch = scratch
+	rec164 := ocannlCharLMBackwardPart163Records.Get()
+	rec164.scratch = scratch
 
 	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec179 := ocannlCharLMBackwardPart178Records.Get()
-	rec179.scratch = scratch
+	rec165 := ocannlCharLMBackwardPart164Records.Get()
+	rec165.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec178, rec179)
-	*rec178 = ocannlCharLMBackwardPart177{}
-	ocannlCharLMBackwardPart177Records.Put(rec178)
-	*rec179 = ocannlCharLMBackwardPart178{}
-	ocannlCharLMBackwardPart178Records.Put(rec179)
+	region.RunSeq(8, rec164, rec165)
+	*rec164 = ocannlCharLMBackwardPart163{}
+	ocannlCharLMBackwardPart163Records.Put(rec164)
+	*rec165 = ocannlCharLMBackwardPart164{}
+	ocannlCharLMBackwardPart164Records.Put(rec165)
 
 	// backprop of op 100 (_net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13286,9 +12964,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 99 (_net.block#3.masked_attention#1/x.2 = pointwise "+" of net.block#3.layer_norm#1/var, _num.7): g1 =+ g; g1 is net.block#3.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13302,33 +12980,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec180 := ocannlCharLMBackwardPart179Records.Get()
-	rec180.scratch = scratch
-	region.Run(rec180, 8)
+	rec166 := ocannlCharLMBackwardPart165Records.Get()
+	rec166.scratch = scratch
+	region.Run(rec166, 8)
 	// The 8 partial sums, added in part order.
-	for j194 := range 96 {
-		acc85 := gNetBlock3LayerNorm1Gamma[j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[0][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[1][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[2][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[3][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[4][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[5][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[6][j194]
-		acc85 += rec180.gNetBlock3LayerNorm1GammaPartial[7][j194]
-		gNetBlock3LayerNorm1Gamma[j194] = acc85
+	for j180 := range 96 {
+		acc85 := gNetBlock3LayerNorm1Gamma[j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[0][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[1][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[2][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[3][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[4][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[5][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[6][j180]
+		acc85 += rec166.gNetBlock3LayerNorm1GammaPartial[7][j180]
+		gNetBlock3LayerNorm1Gamma[j180] = acc85
 	}
-	rec180.scratch = nil
-	ocannlCharLMBackwardPart179Records.Put(rec180)
+	rec166.scratch = nil
+	ocannlCharLMBackwardPart165Records.Put(rec166)
 
 	// backprop of op 97 (net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13345,66 +13023,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_3_layer_norm_1_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec181 := ocannlCharLMBackwardPart180Records.Get()
-	rec181.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
-	rec181.scratch = scratch
+	rec167 := ocannlCharLMBackwardPart166Records.Get()
+	rec167.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
+	rec167.scratch = scratch
 
 	// backprop of op 96 (_net.block#3.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_layer_norm_1_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec182 := ocannlCharLMBackwardPart181Records.Get()
-	rec182.scratch = scratch
+	rec168 := ocannlCharLMBackwardPart167Records.Get()
+	rec168.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec181, rec182)
-	*rec181 = ocannlCharLMBackwardPart180{}
-	ocannlCharLMBackwardPart180Records.Put(rec181)
-	*rec182 = ocannlCharLMBackwardPart181{}
-	ocannlCharLMBackwardPart181Records.Put(rec182)
+	region.RunSeq(8, rec167, rec168)
+	*rec167 = ocannlCharLMBackwardPart166{}
+	ocannlCharLMBackwardPart166Records.Put(rec167)
+	*rec168 = ocannlCharLMBackwardPart167{}
+	ocannlCharLMBackwardPart167Records.Put(rec168)
 
 	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec183 := ocannlCharLMBackwardPart182Records.Get()
-	rec183.scratch = scratch
-	region.Run(rec183, 8)
-	*rec183 = ocannlCharLMBackwardPart182{}
-	ocannlCharLMBackwardPart182Records.Put(rec183)
+	rec169 := ocannlCharLMBackwardPart168Records.Get()
+	rec169.scratch = scratch
+	region.Run(rec169, 8)
+	*rec169 = ocannlCharLMBackwardPart168{}
+	ocannlCharLMBackwardPart168Records.Put(rec169)
 
 	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec184 := ocannlCharLMBackwardPart183Records.Get()
-	rec184.scratch = scratch
-	region.Run(rec184, 8)
-	*rec184 = ocannlCharLMBackwardPart183{}
-	ocannlCharLMBackwardPart183Records.Put(rec184)
+	rec170 := ocannlCharLMBackwardPart169Records.Get()
+	rec170.scratch = scratch
+	region.Run(rec170, 8)
+	*rec170 = ocannlCharLMBackwardPart169{}
+	ocannlCharLMBackwardPart169Records.Put(rec170)
 
 	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
 	// 8 parts of i1 on the pool.
-	rec185 := ocannlCharLMBackwardPart184Records.Get()
-	rec185.scratch = scratch
+	rec171 := ocannlCharLMBackwardPart170Records.Get()
+	rec171.scratch = scratch
 
 	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g2 =- g; g2 is net.block#3.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec186 := ocannlCharLMBackwardPart185Records.Get()
-	rec186.scratch = scratch
+	rec172 := ocannlCharLMBackwardPart171Records.Get()
+	rec172.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec185, rec186)
-	*rec185 = ocannlCharLMBackwardPart184{}
-	ocannlCharLMBackwardPart184Records.Put(rec185)
-	*rec186 = ocannlCharLMBackwardPart185{}
-	ocannlCharLMBackwardPart185Records.Put(rec186)
+	region.RunSeq(8, rec171, rec172)
+	*rec171 = ocannlCharLMBackwardPart170{}
+	ocannlCharLMBackwardPart170Records.Put(rec171)
+	*rec172 = ocannlCharLMBackwardPart171{}
+	ocannlCharLMBackwardPart171Records.Put(rec172)
 
 	// backprop of op 93 (net.block#3.layer_norm#1/mean = pointwise "/." of _net.block#3.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13418,230 +13096,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 92 (_net.block#3.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// 8 parts of i1 on the pool.
-	rec187 := ocannlCharLMBackwardPart186Records.Get()
-	rec187.scratch = scratch
-	region.Run(rec187, 8)
-	*rec187 = ocannlCharLMBackwardPart186{}
-	ocannlCharLMBackwardPart186Records.Put(rec187)
-
-	// backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g1 =+ g; g1 is net.block#2/x1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_x1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec188 := ocannlCharLMBackwardPart187Records.Get()
-	rec188.scratch = scratch
-
-	// backprop of op 91 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1): g2 =+ g; g2 is _net/h2.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h2_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec189 := ocannlCharLMBackwardPart188Records.Get()
-	rec189.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec188, rec189)
-	*rec188 = ocannlCharLMBackwardPart187{}
-	ocannlCharLMBackwardPart187Records.Put(rec188)
-	*rec189 = ocannlCharLMBackwardPart188{}
-	ocannlCharLMBackwardPart188Records.Put(rec189)
+	rec173 := ocannlCharLMBackwardPart172Records.Get()
+	rec173.scratch = scratch
+	region.Run(rec173, 8)
+	*rec173 = ocannlCharLMBackwardPart172{}
+	ocannlCharLMBackwardPart172Records.Put(rec173)
 
 	// backprop of op 90 (_net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2/x, net.block#2.dropout#2/mask): g1 =+ g * v2; g1 is net.block#2.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec190 := ocannlCharLMBackwardPart189Records.Get()
-	rec190.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
-	rec190.scratch = scratch
-	region.Run(rec190, 8)
-	*rec190 = ocannlCharLMBackwardPart189{}
-	ocannlCharLMBackwardPart189Records.Put(rec190)
-
-	// backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net.block#2.dropout#2/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_dropout_2_x_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec191 := ocannlCharLMBackwardPart190Records.Get()
-	rec191.scratch = scratch
-	region.Run(rec191, 8)
-	*rec191 = ocannlCharLMBackwardPart190{}
-	ocannlCharLMBackwardPart190Records.Put(rec191)
+	rec174 := ocannlCharLMBackwardPart173Records.Get()
+	rec174.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
+	rec174.scratch = scratch
+	region.Run(rec174, 8)
+	*rec174 = ocannlCharLMBackwardPart173{}
+	ocannlCharLMBackwardPart173Records.Put(rec174)
 
 	// backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec192 := ocannlCharLMBackwardPart191Records.Get()
-	rec192.scratch = scratch
-	region.Run(rec192, 8)
+	rec175 := ocannlCharLMBackwardPart174Records.Get()
+	rec175.scratch = scratch
+	region.Run(rec175, 8)
 	// The 8 partial sums, added in part order.
-	for j207 := range 96 {
-		acc88 := gNetBlock2Linear1B[j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[0][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[1][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[2][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[3][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[4][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[5][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[6][j207]
-		acc88 += rec192.gNetBlock2Linear1BPartial[7][j207]
-		gNetBlock2Linear1B[j207] = acc88
+	for j190 := range 96 {
+		acc88 := gNetBlock2Linear1B[j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[0][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[1][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[2][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[3][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[4][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[5][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[6][j190]
+		acc88 += rec175.gNetBlock2Linear1BPartial[7][j190]
+		gNetBlock2Linear1B[j190] = acc88
 	}
-	rec192.scratch = nil
-	ocannlCharLMBackwardPart191Records.Put(rec192)
+	rec175.scratch = nil
+	ocannlCharLMBackwardPart174Records.Put(rec175)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec193 := ocannlCharLMBackwardPart192Records.Get()
-	rec193.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec193.scratch = scratch
-	region.Run(rec193, 6)
-	*rec193 = ocannlCharLMBackwardPart192{}
-	ocannlCharLMBackwardPart192Records.Put(rec193)
+	rec176 := ocannlCharLMBackwardPart175Records.Get()
+	rec176.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec176.scratch = scratch
+	region.Run(rec176, 6)
+	*rec176 = ocannlCharLMBackwardPart175{}
+	ocannlCharLMBackwardPart175Records.Put(rec176)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec194 := ocannlCharLMBackwardPart193Records.Get()
-	rec194.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec194.scratch = scratch
-	region.Run(rec194, 8)
-	*rec194 = ocannlCharLMBackwardPart193{}
-	ocannlCharLMBackwardPart193Records.Put(rec194)
+	rec177 := ocannlCharLMBackwardPart176Records.Get()
+	rec177.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec177.scratch = scratch
+	region.Run(rec177, 8)
+	*rec177 = ocannlCharLMBackwardPart176{}
+	ocannlCharLMBackwardPart176Records.Put(rec177)
 
 	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec195 := ocannlCharLMBackwardPart194Records.Get()
-	rec195.scratch = scratch
-	region.Run(rec195, 8)
-	*rec195 = ocannlCharLMBackwardPart194{}
-	ocannlCharLMBackwardPart194Records.Put(rec195)
-
-	// backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_linear_1_x_1_grad = [16][64][384]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec196 := ocannlCharLMBackwardPart195Records.Get()
-	rec196.scratch = scratch
-	region.Run(rec196, 8)
-	*rec196 = ocannlCharLMBackwardPart195{}
-	ocannlCharLMBackwardPart195Records.Put(rec196)
+	rec178 := ocannlCharLMBackwardPart177Records.Get()
+	rec178.scratch = scratch
+	region.Run(rec178, 8)
+	*rec178 = ocannlCharLMBackwardPart177{}
+	ocannlCharLMBackwardPart177Records.Put(rec178)
 
 	// backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g2 =+ g; g2 is net.block#2.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec197 := ocannlCharLMBackwardPart196Records.Get()
-	rec197.scratch = scratch
-	region.Run(rec197, 8)
+	rec179 := ocannlCharLMBackwardPart178Records.Get()
+	rec179.scratch = scratch
+	region.Run(rec179, 8)
 	// The 8 partial sums, added in part order.
-	for j213 := range 384 {
-		acc91 := gNetBlock2Linear2B[j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[0][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[1][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[2][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[3][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[4][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[5][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[6][j213]
-		acc91 += rec197.gNetBlock2Linear2BPartial[7][j213]
-		gNetBlock2Linear2B[j213] = acc91
+	for j195 := range 384 {
+		acc91 := gNetBlock2Linear2B[j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[0][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[1][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[2][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[3][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[4][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[5][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[6][j195]
+		acc91 += rec179.gNetBlock2Linear2BPartial[7][j195]
+		gNetBlock2Linear2B[j195] = acc91
 	}
-	rec197.scratch = nil
-	ocannlCharLMBackwardPart196Records.Put(rec197)
+	rec179.scratch = nil
+	ocannlCharLMBackwardPart178Records.Put(rec179)
 
 	// backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g1 =+ g * v2; g1 is net.block#2.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec198 := ocannlCharLMBackwardPart197Records.Get()
-	rec198.gNetBlock2Linear2W = gNetBlock2Linear2W
-	rec198.scratch = scratch
-	region.Run(rec198, 8)
-	*rec198 = ocannlCharLMBackwardPart197{}
-	ocannlCharLMBackwardPart197Records.Put(rec198)
+	rec180 := ocannlCharLMBackwardPart179Records.Get()
+	rec180.gNetBlock2Linear2W = gNetBlock2Linear2W
+	rec180.scratch = scratch
+	region.Run(rec180, 8)
+	*rec180 = ocannlCharLMBackwardPart179{}
+	ocannlCharLMBackwardPart179Records.Put(rec180)
 
 	// backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g2 =+ v1 * g; g2 is net.block#2.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec199 := ocannlCharLMBackwardPart198Records.Get()
-	rec199.pNetBlock2Linear2W = pNetBlock2Linear2W
-	rec199.scratch = scratch
-	region.Run(rec199, 8)
-	*rec199 = ocannlCharLMBackwardPart198{}
-	ocannlCharLMBackwardPart198Records.Put(rec199)
-
-	// backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.block#2.linear#2/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_linear_2_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec200 := ocannlCharLMBackwardPart199Records.Get()
-	rec200.scratch = scratch
-	region.Run(rec200, 8)
-	*rec200 = ocannlCharLMBackwardPart199{}
-	ocannlCharLMBackwardPart199Records.Put(rec200)
+	rec181 := ocannlCharLMBackwardPart180Records.Get()
+	rec181.pNetBlock2Linear2W = pNetBlock2Linear2W
+	rec181.scratch = scratch
 
 	// backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec201 := ocannlCharLMBackwardPart200Records.Get()
-	rec201.scratch = scratch
-	region.Run(rec201, 8)
+	rec182 := ocannlCharLMBackwardPart181Records.Get()
+	rec182.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec181, rec182)
+	*rec181 = ocannlCharLMBackwardPart180{}
+	ocannlCharLMBackwardPart180Records.Put(rec181)
 	// The 8 partial sums, added in part order.
-	for j218 := range 96 {
-		acc94 := gNetBlock2LayerNorm2Beta[j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[0][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[1][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[2][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[3][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[4][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[5][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[6][j218]
-		acc94 += rec201.gNetBlock2LayerNorm2BetaPartial[7][j218]
-		gNetBlock2LayerNorm2Beta[j218] = acc94
+	for j199 := range 96 {
+		acc94 := gNetBlock2LayerNorm2Beta[j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[0][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[1][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[2][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[3][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[4][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[5][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[6][j199]
+		acc94 += rec182.gNetBlock2LayerNorm2BetaPartial[7][j199]
+		gNetBlock2LayerNorm2Beta[j199] = acc94
 	}
-	rec201.scratch = nil
-	ocannlCharLMBackwardPart200Records.Put(rec201)
+	rec182.scratch = nil
+	ocannlCharLMBackwardPart181Records.Put(rec182)
 
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#2.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec202 := ocannlCharLMBackwardPart201Records.Get()
-	rec202.scratch = scratch
+	rec183 := ocannlCharLMBackwardPart182Records.Get()
+	rec183.scratch = scratch
 
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec203 := ocannlCharLMBackwardPart202Records.Get()
-	rec203.scratch = scratch
+	rec184 := ocannlCharLMBackwardPart183Records.Get()
+	rec184.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec202, rec203)
-	*rec202 = ocannlCharLMBackwardPart201{}
-	ocannlCharLMBackwardPart201Records.Put(rec202)
-	*rec203 = ocannlCharLMBackwardPart202{}
-	ocannlCharLMBackwardPart202Records.Put(rec203)
+	region.RunSeq(8, rec183, rec184)
+	*rec183 = ocannlCharLMBackwardPart182{}
+	ocannlCharLMBackwardPart182Records.Put(rec183)
+	*rec184 = ocannlCharLMBackwardPart183{}
+	ocannlCharLMBackwardPart183Records.Put(rec184)
 
 	// backprop of op 82 (_net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13657,9 +13280,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 81 (_net.block#2.linear#2/x.2 = pointwise "+" of net.block#2.layer_norm#2/var, _num.6): g1 =+ g; g1 is net.block#2.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13673,33 +13296,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec204 := ocannlCharLMBackwardPart203Records.Get()
-	rec204.scratch = scratch
-	region.Run(rec204, 8)
+	rec185 := ocannlCharLMBackwardPart184Records.Get()
+	rec185.scratch = scratch
+	region.Run(rec185, 8)
 	// The 8 partial sums, added in part order.
-	for j222 := range 96 {
-		acc97 := gNetBlock2LayerNorm2Gamma[j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[0][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[1][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[2][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[3][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[4][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[5][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[6][j222]
-		acc97 += rec204.gNetBlock2LayerNorm2GammaPartial[7][j222]
-		gNetBlock2LayerNorm2Gamma[j222] = acc97
+	for j203 := range 96 {
+		acc97 := gNetBlock2LayerNorm2Gamma[j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[0][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[1][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[2][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[3][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[4][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[5][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[6][j203]
+		acc97 += rec185.gNetBlock2LayerNorm2GammaPartial[7][j203]
+		gNetBlock2LayerNorm2Gamma[j203] = acc97
 	}
-	rec204.scratch = nil
-	ocannlCharLMBackwardPart203Records.Put(rec204)
+	rec185.scratch = nil
+	ocannlCharLMBackwardPart184Records.Put(rec185)
 
 	// backprop of op 79 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13716,66 +13339,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_2_layer_norm_2_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec205 := ocannlCharLMBackwardPart204Records.Get()
-	rec205.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec205.scratch = scratch
+	rec186 := ocannlCharLMBackwardPart185Records.Get()
+	rec186.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec186.scratch = scratch
 
 	// backprop of op 78 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec206 := ocannlCharLMBackwardPart205Records.Get()
-	rec206.scratch = scratch
+	rec187 := ocannlCharLMBackwardPart186Records.Get()
+	rec187.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec205, rec206)
-	*rec205 = ocannlCharLMBackwardPart204{}
-	ocannlCharLMBackwardPart204Records.Put(rec205)
-	*rec206 = ocannlCharLMBackwardPart205{}
-	ocannlCharLMBackwardPart205Records.Put(rec206)
+	region.RunSeq(8, rec186, rec187)
+	*rec186 = ocannlCharLMBackwardPart185{}
+	ocannlCharLMBackwardPart185Records.Put(rec186)
+	*rec187 = ocannlCharLMBackwardPart186{}
+	ocannlCharLMBackwardPart186Records.Put(rec187)
 
 	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec207 := ocannlCharLMBackwardPart206Records.Get()
-	rec207.scratch = scratch
-	region.Run(rec207, 8)
-	*rec207 = ocannlCharLMBackwardPart206{}
-	ocannlCharLMBackwardPart206Records.Put(rec207)
+	rec188 := ocannlCharLMBackwardPart187Records.Get()
+	rec188.scratch = scratch
+	region.Run(rec188, 8)
+	*rec188 = ocannlCharLMBackwardPart187{}
+	ocannlCharLMBackwardPart187Records.Put(rec188)
 
 	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec208 := ocannlCharLMBackwardPart207Records.Get()
-	rec208.scratch = scratch
-	region.Run(rec208, 8)
-	*rec208 = ocannlCharLMBackwardPart207{}
-	ocannlCharLMBackwardPart207Records.Put(rec208)
+	rec189 := ocannlCharLMBackwardPart188Records.Get()
+	rec189.scratch = scratch
+	region.Run(rec189, 8)
+	*rec189 = ocannlCharLMBackwardPart188{}
+	ocannlCharLMBackwardPart188Records.Put(rec189)
 
 	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i1 on the pool.
-	rec209 := ocannlCharLMBackwardPart208Records.Get()
-	rec209.scratch = scratch
+	rec190 := ocannlCharLMBackwardPart189Records.Get()
+	rec190.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec210 := ocannlCharLMBackwardPart209Records.Get()
-	rec210.scratch = scratch
+	rec191 := ocannlCharLMBackwardPart190Records.Get()
+	rec191.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec209, rec210)
-	*rec209 = ocannlCharLMBackwardPart208{}
-	ocannlCharLMBackwardPart208Records.Put(rec209)
-	*rec210 = ocannlCharLMBackwardPart209{}
-	ocannlCharLMBackwardPart209Records.Put(rec210)
+	region.RunSeq(8, rec190, rec191)
+	*rec190 = ocannlCharLMBackwardPart189{}
+	ocannlCharLMBackwardPart189Records.Put(rec190)
+	*rec191 = ocannlCharLMBackwardPart190{}
+	ocannlCharLMBackwardPart190Records.Put(rec191)
 
 	// backprop of op 75 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13789,361 +13412,318 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 74 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i1 on the pool.
-	rec211 := ocannlCharLMBackwardPart210Records.Get()
-	rec211.scratch = scratch
-	region.Run(rec211, 8)
-	*rec211 = ocannlCharLMBackwardPart210{}
-	ocannlCharLMBackwardPart210Records.Put(rec211)
-
-	// backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec212 := ocannlCharLMBackwardPart211Records.Get()
-	rec212.scratch = scratch
-
-	// backprop of op 73 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_x1_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec213 := ocannlCharLMBackwardPart212Records.Get()
-	rec213.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec212, rec213)
-	*rec212 = ocannlCharLMBackwardPart211{}
-	ocannlCharLMBackwardPart211Records.Put(rec212)
-	*rec213 = ocannlCharLMBackwardPart212{}
-	ocannlCharLMBackwardPart212Records.Put(rec213)
+	rec192 := ocannlCharLMBackwardPart191Records.Get()
+	rec192.scratch = scratch
+	region.Run(rec192, 8)
+	*rec192 = ocannlCharLMBackwardPart191{}
+	ocannlCharLMBackwardPart191Records.Put(rec192)
 
 	// backprop of op 72 (_net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask): g1 =+ g * v2; g1 is net.block#2.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec214 := ocannlCharLMBackwardPart213Records.Get()
-	rec214.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
-	rec214.scratch = scratch
-	region.Run(rec214, 8)
-	*rec214 = ocannlCharLMBackwardPart213{}
-	ocannlCharLMBackwardPart213Records.Put(rec214)
+	rec193 := ocannlCharLMBackwardPart192Records.Get()
+	rec193.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
+	rec193.scratch = scratch
+	region.Run(rec193, 8)
+	*rec193 = ocannlCharLMBackwardPart192{}
+	ocannlCharLMBackwardPart192Records.Put(rec193)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec215 := ocannlCharLMBackwardPart214Records.Get()
-	rec215.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec215.scratch = scratch
-	region.Run(rec215, 4)
-	*rec215 = ocannlCharLMBackwardPart214{}
-	ocannlCharLMBackwardPart214Records.Put(rec215)
+	rec194 := ocannlCharLMBackwardPart193Records.Get()
+	rec194.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec194.scratch = scratch
+	region.Run(rec194, 4)
+	*rec194 = ocannlCharLMBackwardPart193{}
+	ocannlCharLMBackwardPart193Records.Put(rec194)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec216 := ocannlCharLMBackwardPart215Records.Get()
-	rec216.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec216.scratch = scratch
+	rec195 := ocannlCharLMBackwardPart194Records.Get()
+	rec195.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec195.scratch = scratch
 
 	// backprop of op 70 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec217 := ocannlCharLMBackwardPart216Records.Get()
-	rec217.scratch = scratch
+	rec196 := ocannlCharLMBackwardPart195Records.Get()
+	rec196.scratch = scratch
 
 	// backprop of op 70 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec218 := ocannlCharLMBackwardPart217Records.Get()
-	rec218.scratch = scratch
+	rec197 := ocannlCharLMBackwardPart196Records.Get()
+	rec197.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec216, rec217, rec218)
-	*rec216 = ocannlCharLMBackwardPart215{}
-	ocannlCharLMBackwardPart215Records.Put(rec216)
-	*rec217 = ocannlCharLMBackwardPart216{}
-	ocannlCharLMBackwardPart216Records.Put(rec217)
-	*rec218 = ocannlCharLMBackwardPart217{}
-	ocannlCharLMBackwardPart217Records.Put(rec218)
+	region.RunSeq(8, rec195, rec196, rec197)
+	*rec195 = ocannlCharLMBackwardPart194{}
+	ocannlCharLMBackwardPart194Records.Put(rec195)
+	*rec196 = ocannlCharLMBackwardPart195{}
+	ocannlCharLMBackwardPart195Records.Put(rec196)
+	*rec197 = ocannlCharLMBackwardPart196{}
+	ocannlCharLMBackwardPart196Records.Put(rec197)
 
 	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec219 := ocannlCharLMBackwardPart218Records.Get()
-	rec219.scratch = scratch
+	rec198 := ocannlCharLMBackwardPart197Records.Get()
+	rec198.scratch = scratch
 
 	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec220 := ocannlCharLMBackwardPart219Records.Get()
-	rec220.scratch = scratch
+	rec199 := ocannlCharLMBackwardPart198Records.Get()
+	rec199.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec219, rec220)
-	*rec219 = ocannlCharLMBackwardPart218{}
-	ocannlCharLMBackwardPart218Records.Put(rec219)
-	*rec220 = ocannlCharLMBackwardPart219{}
-	ocannlCharLMBackwardPart219Records.Put(rec220)
+	region.RunSeq(8, rec198, rec199)
+	*rec198 = ocannlCharLMBackwardPart197{}
+	ocannlCharLMBackwardPart197Records.Put(rec198)
+	*rec199 = ocannlCharLMBackwardPart198{}
+	ocannlCharLMBackwardPart198Records.Put(rec199)
 
 	// backprop of op 68 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// 8 parts of i1 on the pool.
-	rec221 := ocannlCharLMBackwardPart220Records.Get()
-	rec221.scratch = scratch
-	region.Run(rec221, 8)
-	*rec221 = ocannlCharLMBackwardPart220{}
-	ocannlCharLMBackwardPart220Records.Put(rec221)
+	rec200 := ocannlCharLMBackwardPart199Records.Get()
+	rec200.scratch = scratch
+	region.Run(rec200, 8)
+	*rec200 = ocannlCharLMBackwardPart199{}
+	ocannlCharLMBackwardPart199Records.Put(rec200)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec222 := ocannlCharLMBackwardPart221Records.Get()
-	rec222.scratch = scratch
-	region.Run(rec222, 8)
-	*rec222 = ocannlCharLMBackwardPart221{}
-	ocannlCharLMBackwardPart221Records.Put(rec222)
+	rec201 := ocannlCharLMBackwardPart200Records.Get()
+	rec201.scratch = scratch
+	region.Run(rec201, 8)
+	*rec201 = ocannlCharLMBackwardPart200{}
+	ocannlCharLMBackwardPart200Records.Put(rec201)
 
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
 
 	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+		ocannlMap41AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
 	} else {
-		for j243 := range 16 {
-			for j244 := range 64 {
-				for j245 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_65[j243][j244][j245][0] = 64
+		for j221 := range 16 {
+			for j222 := range 64 {
+				for j223 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_65[j221][j222][j223][0] = 64
 				}
 			}
 		}
 	}
 
-	// backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_masked_grad = [16][64][4][64]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec223 := ocannlCharLMBackwardPart222Records.Get()
-	rec223.scratch = scratch
-
 	// backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec224 := ocannlCharLMBackwardPart223Records.Get()
-	rec224.scratch = scratch
+	rec202 := ocannlCharLMBackwardPart201Records.Get()
+	rec202.scratch = scratch
 
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#2.masked_attention#1/m.argmax@65
 	// 8 parts of i1 on the pool.
-	rec225 := ocannlCharLMBackwardPart224Records.Get()
-	rec225.scratch = scratch
+	rec203 := ocannlCharLMBackwardPart202Records.Get()
+	rec203.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec223, rec224, rec225)
-	*rec223 = ocannlCharLMBackwardPart222{}
-	ocannlCharLMBackwardPart222Records.Put(rec223)
-	*rec224 = ocannlCharLMBackwardPart223{}
-	ocannlCharLMBackwardPart223Records.Put(rec224)
-	*rec225 = ocannlCharLMBackwardPart224{}
-	ocannlCharLMBackwardPart224Records.Put(rec225)
+	region.RunSeq(8, rec202, rec203)
+	*rec202 = ocannlCharLMBackwardPart201{}
+	ocannlCharLMBackwardPart201Records.Put(rec202)
+	*rec203 = ocannlCharLMBackwardPart202{}
+	ocannlCharLMBackwardPart202Records.Put(rec203)
 
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
-	rec226 := ocannlCharLMBackwardPart225Records.Get()
-	rec226.scratch = scratch
-	region.Run(rec226, 8)
-	*rec226 = ocannlCharLMBackwardPart225{}
-	ocannlCharLMBackwardPart225Records.Put(rec226)
+	rec204 := ocannlCharLMBackwardPart203Records.Get()
+	rec204.scratch = scratch
+	region.Run(rec204, 8)
+	*rec204 = ocannlCharLMBackwardPart203{}
+	ocannlCharLMBackwardPart203Records.Put(rec204)
 
 	// backprop of op 64 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_scores_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec227 := ocannlCharLMBackwardPart226Records.Get()
-	rec227.mask = mask
-	rec227.scratch = scratch
-	region.Run(rec227, 8)
-	*rec227 = ocannlCharLMBackwardPart226{}
-	ocannlCharLMBackwardPart226Records.Put(rec227)
+	rec205 := ocannlCharLMBackwardPart204Records.Get()
+	rec205.mask = mask
+	rec205.scratch = scratch
+	region.Run(rec205, 8)
+	*rec205 = ocannlCharLMBackwardPart204{}
+	ocannlCharLMBackwardPart204Records.Put(rec205)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec228 := ocannlCharLMBackwardPart227Records.Get()
-	rec228.scratch = scratch
-	region.Run(rec228, 8)
-	*rec228 = ocannlCharLMBackwardPart227{}
-	ocannlCharLMBackwardPart227Records.Put(rec228)
+	rec206 := ocannlCharLMBackwardPart205Records.Get()
+	rec206.scratch = scratch
+	region.Run(rec206, 8)
+	*rec206 = ocannlCharLMBackwardPart205{}
+	ocannlCharLMBackwardPart205Records.Put(rec206)
 
 	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec229 := ocannlCharLMBackwardPart228Records.Get()
-	rec229.scratch = scratch
+	rec207 := ocannlCharLMBackwardPart206Records.Get()
+	rec207.scratch = scratch
 
 	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec230 := ocannlCharLMBackwardPart229Records.Get()
-	rec230.scratch = scratch
+	rec208 := ocannlCharLMBackwardPart207Records.Get()
+	rec208.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec229, rec230)
-	*rec229 = ocannlCharLMBackwardPart228{}
-	ocannlCharLMBackwardPart228Records.Put(rec229)
-	*rec230 = ocannlCharLMBackwardPart229{}
-	ocannlCharLMBackwardPart229Records.Put(rec230)
+	region.RunSeq(8, rec207, rec208)
+	*rec207 = ocannlCharLMBackwardPart206{}
+	ocannlCharLMBackwardPart206Records.Put(rec207)
+	*rec208 = ocannlCharLMBackwardPart207{}
+	ocannlCharLMBackwardPart207Records.Put(rec208)
 
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec231 := ocannlCharLMBackwardPart230Records.Get()
-	rec231.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec231.scratch = scratch
-	region.Run(rec231, 4)
-	*rec231 = ocannlCharLMBackwardPart230{}
-	ocannlCharLMBackwardPart230Records.Put(rec231)
+	rec209 := ocannlCharLMBackwardPart208Records.Get()
+	rec209.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec209.scratch = scratch
+	region.Run(rec209, 4)
+	*rec209 = ocannlCharLMBackwardPart208{}
+	ocannlCharLMBackwardPart208Records.Put(rec209)
 
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec232 := ocannlCharLMBackwardPart231Records.Get()
-	rec232.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec232.scratch = scratch
-	region.Run(rec232, 8)
-	*rec232 = ocannlCharLMBackwardPart231{}
-	ocannlCharLMBackwardPart231Records.Put(rec232)
+	rec210 := ocannlCharLMBackwardPart209Records.Get()
+	rec210.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec210.scratch = scratch
+	region.Run(rec210, 8)
+	*rec210 = ocannlCharLMBackwardPart209{}
+	ocannlCharLMBackwardPart209Records.Put(rec210)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec233 := ocannlCharLMBackwardPart232Records.Get()
-	rec233.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec233.scratch = scratch
-	region.Run(rec233, 4)
-	*rec233 = ocannlCharLMBackwardPart232{}
-	ocannlCharLMBackwardPart232Records.Put(rec233)
+	rec211 := ocannlCharLMBackwardPart210Records.Get()
+	rec211.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec211.scratch = scratch
+	region.Run(rec211, 4)
+	*rec211 = ocannlCharLMBackwardPart210{}
+	ocannlCharLMBackwardPart210Records.Put(rec211)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec234 := ocannlCharLMBackwardPart233Records.Get()
-	rec234.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec234.scratch = scratch
-	region.Run(rec234, 8)
-	*rec234 = ocannlCharLMBackwardPart233{}
-	ocannlCharLMBackwardPart233Records.Put(rec234)
+	rec212 := ocannlCharLMBackwardPart211Records.Get()
+	rec212.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec212.scratch = scratch
+	region.Run(rec212, 8)
+	*rec212 = ocannlCharLMBackwardPart211{}
+	ocannlCharLMBackwardPart211Records.Put(rec212)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec235 := ocannlCharLMBackwardPart234Records.Get()
-	rec235.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec235.scratch = scratch
-	region.Run(rec235, 4)
-	*rec235 = ocannlCharLMBackwardPart234{}
-	ocannlCharLMBackwardPart234Records.Put(rec235)
+	rec213 := ocannlCharLMBackwardPart212Records.Get()
+	rec213.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec213.scratch = scratch
+	region.Run(rec213, 4)
+	*rec213 = ocannlCharLMBackwardPart212{}
+	ocannlCharLMBackwardPart212Records.Put(rec213)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec236 := ocannlCharLMBackwardPart235Records.Get()
-	rec236.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec236.scratch = scratch
-	region.Run(rec236, 8)
-	*rec236 = ocannlCharLMBackwardPart235{}
-	ocannlCharLMBackwardPart235Records.Put(rec236)
-
-	// backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.block#2.masked_attention#1/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec237 := ocannlCharLMBackwardPart236Records.Get()
-	rec237.scratch = scratch
-	region.Run(rec237, 8)
-	*rec237 = ocannlCharLMBackwardPart236{}
-	ocannlCharLMBackwardPart236Records.Put(rec237)
+	rec214 := ocannlCharLMBackwardPart213Records.Get()
+	rec214.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec214.scratch = scratch
 
 	// backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec238 := ocannlCharLMBackwardPart237Records.Get()
-	rec238.scratch = scratch
-	region.Run(rec238, 8)
+	rec215 := ocannlCharLMBackwardPart214Records.Get()
+	rec215.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec214, rec215)
+	*rec214 = ocannlCharLMBackwardPart213{}
+	ocannlCharLMBackwardPart213Records.Put(rec214)
 	// The 8 partial sums, added in part order.
-	for j260 := range 96 {
-		acc108 := gNetBlock2LayerNorm1Beta[j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[0][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[1][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[2][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[3][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[4][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[5][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[6][j260]
-		acc108 += rec238.gNetBlock2LayerNorm1BetaPartial[7][j260]
-		gNetBlock2LayerNorm1Beta[j260] = acc108
+	for j237 := range 96 {
+		acc108 := gNetBlock2LayerNorm1Beta[j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[0][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[1][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[2][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[3][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[4][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[5][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[6][j237]
+		acc108 += rec215.gNetBlock2LayerNorm1BetaPartial[7][j237]
+		gNetBlock2LayerNorm1Beta[j237] = acc108
 	}
-	rec238.scratch = nil
-	ocannlCharLMBackwardPart237Records.Put(rec238)
+	rec215.scratch = nil
+	ocannlCharLMBackwardPart214Records.Put(rec215)
 
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec239 := ocannlCharLMBackwardPart238Records.Get()
-	rec239.scratch = scratch
+	rec216 := ocannlCharLMBackwardPart215Records.Get()
+	rec216.scratch = scratch
 
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec240 := ocannlCharLMBackwardPart239Records.Get()
-	rec240.scratch = scratch
+	rec217 := ocannlCharLMBackwardPart216Records.Get()
+	rec217.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec239, rec240)
-	*rec239 = ocannlCharLMBackwardPart238{}
-	ocannlCharLMBackwardPart238Records.Put(rec239)
-	*rec240 = ocannlCharLMBackwardPart239{}
-	ocannlCharLMBackwardPart239Records.Put(rec240)
+	region.RunSeq(8, rec216, rec217)
+	*rec216 = ocannlCharLMBackwardPart215{}
+	ocannlCharLMBackwardPart215Records.Put(rec216)
+	*rec217 = ocannlCharLMBackwardPart216{}
+	ocannlCharLMBackwardPart216Records.Put(rec217)
 
 	// backprop of op 55 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14159,9 +13739,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.2 = pointwise "+" of net.block#2.layer_norm#1/var, _num.4): g1 =+ g; g1 is net.block#2.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14175,33 +13755,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec241 := ocannlCharLMBackwardPart240Records.Get()
-	rec241.scratch = scratch
-	region.Run(rec241, 8)
+	rec218 := ocannlCharLMBackwardPart217Records.Get()
+	rec218.scratch = scratch
+	region.Run(rec218, 8)
 	// The 8 partial sums, added in part order.
-	for j264 := range 96 {
-		acc111 := gNetBlock2LayerNorm1Gamma[j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[0][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[1][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[2][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[3][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[4][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[5][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[6][j264]
-		acc111 += rec241.gNetBlock2LayerNorm1GammaPartial[7][j264]
-		gNetBlock2LayerNorm1Gamma[j264] = acc111
+	for j241 := range 96 {
+		acc111 := gNetBlock2LayerNorm1Gamma[j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[0][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[1][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[2][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[3][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[4][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[5][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[6][j241]
+		acc111 += rec218.gNetBlock2LayerNorm1GammaPartial[7][j241]
+		gNetBlock2LayerNorm1Gamma[j241] = acc111
 	}
-	rec241.scratch = nil
-	ocannlCharLMBackwardPart240Records.Put(rec241)
+	rec218.scratch = nil
+	ocannlCharLMBackwardPart217Records.Put(rec218)
 
 	// backprop of op 52 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14218,66 +13798,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_2_layer_norm_1_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec242 := ocannlCharLMBackwardPart241Records.Get()
-	rec242.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec242.scratch = scratch
+	rec219 := ocannlCharLMBackwardPart218Records.Get()
+	rec219.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec219.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec243 := ocannlCharLMBackwardPart242Records.Get()
-	rec243.scratch = scratch
+	rec220 := ocannlCharLMBackwardPart219Records.Get()
+	rec220.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec242, rec243)
-	*rec242 = ocannlCharLMBackwardPart241{}
-	ocannlCharLMBackwardPart241Records.Put(rec242)
-	*rec243 = ocannlCharLMBackwardPart242{}
-	ocannlCharLMBackwardPart242Records.Put(rec243)
+	region.RunSeq(8, rec219, rec220)
+	*rec219 = ocannlCharLMBackwardPart218{}
+	ocannlCharLMBackwardPart218Records.Put(rec219)
+	*rec220 = ocannlCharLMBackwardPart219{}
+	ocannlCharLMBackwardPart219Records.Put(rec220)
 
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec244 := ocannlCharLMBackwardPart243Records.Get()
-	rec244.scratch = scratch
-	region.Run(rec244, 8)
-	*rec244 = ocannlCharLMBackwardPart243{}
-	ocannlCharLMBackwardPart243Records.Put(rec244)
+	rec221 := ocannlCharLMBackwardPart220Records.Get()
+	rec221.scratch = scratch
+	region.Run(rec221, 8)
+	*rec221 = ocannlCharLMBackwardPart220{}
+	ocannlCharLMBackwardPart220Records.Put(rec221)
 
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec245 := ocannlCharLMBackwardPart244Records.Get()
-	rec245.scratch = scratch
-	region.Run(rec245, 8)
-	*rec245 = ocannlCharLMBackwardPart244{}
-	ocannlCharLMBackwardPart244Records.Put(rec245)
+	rec222 := ocannlCharLMBackwardPart221Records.Get()
+	rec222.scratch = scratch
+	region.Run(rec222, 8)
+	*rec222 = ocannlCharLMBackwardPart221{}
+	ocannlCharLMBackwardPart221Records.Put(rec222)
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i1 on the pool.
-	rec246 := ocannlCharLMBackwardPart245Records.Get()
-	rec246.scratch = scratch
+	rec223 := ocannlCharLMBackwardPart222Records.Get()
+	rec223.scratch = scratch
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec247 := ocannlCharLMBackwardPart246Records.Get()
-	rec247.scratch = scratch
+	rec224 := ocannlCharLMBackwardPart223Records.Get()
+	rec224.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec246, rec247)
-	*rec246 = ocannlCharLMBackwardPart245{}
-	ocannlCharLMBackwardPart245Records.Put(rec246)
-	*rec247 = ocannlCharLMBackwardPart246{}
-	ocannlCharLMBackwardPart246Records.Put(rec247)
+	region.RunSeq(8, rec223, rec224)
+	*rec223 = ocannlCharLMBackwardPart222{}
+	ocannlCharLMBackwardPart222Records.Put(rec223)
+	*rec224 = ocannlCharLMBackwardPart223{}
+	ocannlCharLMBackwardPart223Records.Put(rec224)
 
 	// backprop of op 48 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14291,230 +13871,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 47 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i1 on the pool.
-	rec248 := ocannlCharLMBackwardPart247Records.Get()
-	rec248.scratch = scratch
-	region.Run(rec248, 8)
-	*rec248 = ocannlCharLMBackwardPart247{}
-	ocannlCharLMBackwardPart247Records.Put(rec248)
-
-	// backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g1 =+ g; g1 is net.block#1/x1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_x1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec249 := ocannlCharLMBackwardPart248Records.Get()
-	rec249.scratch = scratch
-
-	// backprop of op 46 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1): g2 =+ g; g2 is _net/h1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h1_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec250 := ocannlCharLMBackwardPart249Records.Get()
-	rec250.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec249, rec250)
-	*rec249 = ocannlCharLMBackwardPart248{}
-	ocannlCharLMBackwardPart248Records.Put(rec249)
-	*rec250 = ocannlCharLMBackwardPart249{}
-	ocannlCharLMBackwardPart249Records.Put(rec250)
+	rec225 := ocannlCharLMBackwardPart224Records.Get()
+	rec225.scratch = scratch
+	region.Run(rec225, 8)
+	*rec225 = ocannlCharLMBackwardPart224{}
+	ocannlCharLMBackwardPart224Records.Put(rec225)
 
 	// backprop of op 45 (_net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2/x, net.block#1.dropout#2/mask): g1 =+ g * v2; g1 is net.block#1.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec251 := ocannlCharLMBackwardPart250Records.Get()
-	rec251.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
-	rec251.scratch = scratch
-	region.Run(rec251, 8)
-	*rec251 = ocannlCharLMBackwardPart250{}
-	ocannlCharLMBackwardPart250Records.Put(rec251)
-
-	// backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net.block#1.dropout#2/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_dropout_2_x_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec252 := ocannlCharLMBackwardPart251Records.Get()
-	rec252.scratch = scratch
-	region.Run(rec252, 8)
-	*rec252 = ocannlCharLMBackwardPart251{}
-	ocannlCharLMBackwardPart251Records.Put(rec252)
+	rec226 := ocannlCharLMBackwardPart225Records.Get()
+	rec226.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
+	rec226.scratch = scratch
+	region.Run(rec226, 8)
+	*rec226 = ocannlCharLMBackwardPart225{}
+	ocannlCharLMBackwardPart225Records.Put(rec226)
 
 	// backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec253 := ocannlCharLMBackwardPart252Records.Get()
-	rec253.scratch = scratch
-	region.Run(rec253, 8)
+	rec227 := ocannlCharLMBackwardPart226Records.Get()
+	rec227.scratch = scratch
+	region.Run(rec227, 8)
 	// The 8 partial sums, added in part order.
-	for j277 := range 96 {
-		acc114 := gNetBlock1Linear1B[j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[0][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[1][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[2][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[3][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[4][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[5][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[6][j277]
-		acc114 += rec253.gNetBlock1Linear1BPartial[7][j277]
-		gNetBlock1Linear1B[j277] = acc114
+	for j251 := range 96 {
+		acc114 := gNetBlock1Linear1B[j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[0][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[1][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[2][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[3][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[4][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[5][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[6][j251]
+		acc114 += rec227.gNetBlock1Linear1BPartial[7][j251]
+		gNetBlock1Linear1B[j251] = acc114
 	}
-	rec253.scratch = nil
-	ocannlCharLMBackwardPart252Records.Put(rec253)
+	rec227.scratch = nil
+	ocannlCharLMBackwardPart226Records.Put(rec227)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec254 := ocannlCharLMBackwardPart253Records.Get()
-	rec254.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec254.scratch = scratch
-	region.Run(rec254, 6)
-	*rec254 = ocannlCharLMBackwardPart253{}
-	ocannlCharLMBackwardPart253Records.Put(rec254)
+	rec228 := ocannlCharLMBackwardPart227Records.Get()
+	rec228.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec228.scratch = scratch
+	region.Run(rec228, 6)
+	*rec228 = ocannlCharLMBackwardPart227{}
+	ocannlCharLMBackwardPart227Records.Put(rec228)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec255 := ocannlCharLMBackwardPart254Records.Get()
-	rec255.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec255.scratch = scratch
-	region.Run(rec255, 8)
-	*rec255 = ocannlCharLMBackwardPart254{}
-	ocannlCharLMBackwardPart254Records.Put(rec255)
+	rec229 := ocannlCharLMBackwardPart228Records.Get()
+	rec229.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec229.scratch = scratch
+	region.Run(rec229, 8)
+	*rec229 = ocannlCharLMBackwardPart228{}
+	ocannlCharLMBackwardPart228Records.Put(rec229)
 
 	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec256 := ocannlCharLMBackwardPart255Records.Get()
-	rec256.scratch = scratch
-	region.Run(rec256, 8)
-	*rec256 = ocannlCharLMBackwardPart255{}
-	ocannlCharLMBackwardPart255Records.Put(rec256)
-
-	// backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_linear_1_x_1_grad = [16][64][384]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec257 := ocannlCharLMBackwardPart256Records.Get()
-	rec257.scratch = scratch
-	region.Run(rec257, 8)
-	*rec257 = ocannlCharLMBackwardPart256{}
-	ocannlCharLMBackwardPart256Records.Put(rec257)
+	rec230 := ocannlCharLMBackwardPart229Records.Get()
+	rec230.scratch = scratch
+	region.Run(rec230, 8)
+	*rec230 = ocannlCharLMBackwardPart229{}
+	ocannlCharLMBackwardPart229Records.Put(rec230)
 
 	// backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g2 =+ g; g2 is net.block#1.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec258 := ocannlCharLMBackwardPart257Records.Get()
-	rec258.scratch = scratch
-	region.Run(rec258, 8)
+	rec231 := ocannlCharLMBackwardPart230Records.Get()
+	rec231.scratch = scratch
+	region.Run(rec231, 8)
 	// The 8 partial sums, added in part order.
-	for j283 := range 384 {
-		acc117 := gNetBlock1Linear2B[j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[0][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[1][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[2][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[3][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[4][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[5][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[6][j283]
-		acc117 += rec258.gNetBlock1Linear2BPartial[7][j283]
-		gNetBlock1Linear2B[j283] = acc117
+	for j256 := range 384 {
+		acc117 := gNetBlock1Linear2B[j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[0][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[1][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[2][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[3][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[4][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[5][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[6][j256]
+		acc117 += rec231.gNetBlock1Linear2BPartial[7][j256]
+		gNetBlock1Linear2B[j256] = acc117
 	}
-	rec258.scratch = nil
-	ocannlCharLMBackwardPart257Records.Put(rec258)
+	rec231.scratch = nil
+	ocannlCharLMBackwardPart230Records.Put(rec231)
 
 	// backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g1 =+ g * v2; g1 is net.block#1.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec259 := ocannlCharLMBackwardPart258Records.Get()
-	rec259.gNetBlock1Linear2W = gNetBlock1Linear2W
-	rec259.scratch = scratch
-	region.Run(rec259, 8)
-	*rec259 = ocannlCharLMBackwardPart258{}
-	ocannlCharLMBackwardPart258Records.Put(rec259)
+	rec232 := ocannlCharLMBackwardPart231Records.Get()
+	rec232.gNetBlock1Linear2W = gNetBlock1Linear2W
+	rec232.scratch = scratch
+	region.Run(rec232, 8)
+	*rec232 = ocannlCharLMBackwardPart231{}
+	ocannlCharLMBackwardPart231Records.Put(rec232)
 
 	// backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g2 =+ v1 * g; g2 is net.block#1.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec260 := ocannlCharLMBackwardPart259Records.Get()
-	rec260.pNetBlock1Linear2W = pNetBlock1Linear2W
-	rec260.scratch = scratch
-	region.Run(rec260, 8)
-	*rec260 = ocannlCharLMBackwardPart259{}
-	ocannlCharLMBackwardPart259Records.Put(rec260)
-
-	// backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.block#1.linear#2/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_linear_2_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec261 := ocannlCharLMBackwardPart260Records.Get()
-	rec261.scratch = scratch
-	region.Run(rec261, 8)
-	*rec261 = ocannlCharLMBackwardPart260{}
-	ocannlCharLMBackwardPart260Records.Put(rec261)
+	rec233 := ocannlCharLMBackwardPart232Records.Get()
+	rec233.pNetBlock1Linear2W = pNetBlock1Linear2W
+	rec233.scratch = scratch
 
 	// backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec262 := ocannlCharLMBackwardPart261Records.Get()
-	rec262.scratch = scratch
-	region.Run(rec262, 8)
+	rec234 := ocannlCharLMBackwardPart233Records.Get()
+	rec234.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec233, rec234)
+	*rec233 = ocannlCharLMBackwardPart232{}
+	ocannlCharLMBackwardPart232Records.Put(rec233)
 	// The 8 partial sums, added in part order.
-	for j288 := range 96 {
-		acc120 := gNetBlock1LayerNorm2Beta[j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[0][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[1][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[2][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[3][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[4][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[5][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[6][j288]
-		acc120 += rec262.gNetBlock1LayerNorm2BetaPartial[7][j288]
-		gNetBlock1LayerNorm2Beta[j288] = acc120
+	for j260 := range 96 {
+		acc120 := gNetBlock1LayerNorm2Beta[j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[0][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[1][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[2][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[3][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[4][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[5][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[6][j260]
+		acc120 += rec234.gNetBlock1LayerNorm2BetaPartial[7][j260]
+		gNetBlock1LayerNorm2Beta[j260] = acc120
 	}
-	rec262.scratch = nil
-	ocannlCharLMBackwardPart261Records.Put(rec262)
+	rec234.scratch = nil
+	ocannlCharLMBackwardPart233Records.Put(rec234)
 
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#1.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec263 := ocannlCharLMBackwardPart262Records.Get()
-	rec263.scratch = scratch
+	rec235 := ocannlCharLMBackwardPart234Records.Get()
+	rec235.scratch = scratch
 
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec264 := ocannlCharLMBackwardPart263Records.Get()
-	rec264.scratch = scratch
+	rec236 := ocannlCharLMBackwardPart235Records.Get()
+	rec236.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec263, rec264)
-	*rec263 = ocannlCharLMBackwardPart262{}
-	ocannlCharLMBackwardPart262Records.Put(rec263)
-	*rec264 = ocannlCharLMBackwardPart263{}
-	ocannlCharLMBackwardPart263Records.Put(rec264)
+	region.RunSeq(8, rec235, rec236)
+	*rec235 = ocannlCharLMBackwardPart234{}
+	ocannlCharLMBackwardPart234Records.Put(rec235)
+	*rec236 = ocannlCharLMBackwardPart235{}
+	ocannlCharLMBackwardPart235Records.Put(rec236)
 
 	// backprop of op 37 (_net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14530,9 +14055,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 36 (_net.block#1.linear#2/x.2 = pointwise "+" of net.block#1.layer_norm#2/var, _num.3): g1 =+ g; g1 is net.block#1.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14546,33 +14071,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec265 := ocannlCharLMBackwardPart264Records.Get()
-	rec265.scratch = scratch
-	region.Run(rec265, 8)
+	rec237 := ocannlCharLMBackwardPart236Records.Get()
+	rec237.scratch = scratch
+	region.Run(rec237, 8)
 	// The 8 partial sums, added in part order.
-	for j292 := range 96 {
-		acc123 := gNetBlock1LayerNorm2Gamma[j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[0][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[1][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[2][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[3][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[4][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[5][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[6][j292]
-		acc123 += rec265.gNetBlock1LayerNorm2GammaPartial[7][j292]
-		gNetBlock1LayerNorm2Gamma[j292] = acc123
+	for j264 := range 96 {
+		acc123 := gNetBlock1LayerNorm2Gamma[j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[0][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[1][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[2][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[3][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[4][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[5][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[6][j264]
+		acc123 += rec237.gNetBlock1LayerNorm2GammaPartial[7][j264]
+		gNetBlock1LayerNorm2Gamma[j264] = acc123
 	}
-	rec265.scratch = nil
-	ocannlCharLMBackwardPart264Records.Put(rec265)
+	rec237.scratch = nil
+	ocannlCharLMBackwardPart236Records.Put(rec237)
 
 	// backprop of op 34 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14589,66 +14114,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_1_layer_norm_2_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec266 := ocannlCharLMBackwardPart265Records.Get()
-	rec266.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec266.scratch = scratch
+	rec238 := ocannlCharLMBackwardPart237Records.Get()
+	rec238.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec238.scratch = scratch
 
 	// backprop of op 33 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec267 := ocannlCharLMBackwardPart266Records.Get()
-	rec267.scratch = scratch
+	rec239 := ocannlCharLMBackwardPart238Records.Get()
+	rec239.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec266, rec267)
-	*rec266 = ocannlCharLMBackwardPart265{}
-	ocannlCharLMBackwardPart265Records.Put(rec266)
-	*rec267 = ocannlCharLMBackwardPart266{}
-	ocannlCharLMBackwardPart266Records.Put(rec267)
+	region.RunSeq(8, rec238, rec239)
+	*rec238 = ocannlCharLMBackwardPart237{}
+	ocannlCharLMBackwardPart237Records.Put(rec238)
+	*rec239 = ocannlCharLMBackwardPart238{}
+	ocannlCharLMBackwardPart238Records.Put(rec239)
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec268 := ocannlCharLMBackwardPart267Records.Get()
-	rec268.scratch = scratch
-	region.Run(rec268, 8)
-	*rec268 = ocannlCharLMBackwardPart267{}
-	ocannlCharLMBackwardPart267Records.Put(rec268)
+	rec240 := ocannlCharLMBackwardPart239Records.Get()
+	rec240.scratch = scratch
+	region.Run(rec240, 8)
+	*rec240 = ocannlCharLMBackwardPart239{}
+	ocannlCharLMBackwardPart239Records.Put(rec240)
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec269 := ocannlCharLMBackwardPart268Records.Get()
-	rec269.scratch = scratch
-	region.Run(rec269, 8)
-	*rec269 = ocannlCharLMBackwardPart268{}
-	ocannlCharLMBackwardPart268Records.Put(rec269)
+	rec241 := ocannlCharLMBackwardPart240Records.Get()
+	rec241.scratch = scratch
+	region.Run(rec241, 8)
+	*rec241 = ocannlCharLMBackwardPart240{}
+	ocannlCharLMBackwardPart240Records.Put(rec241)
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i1 on the pool.
-	rec270 := ocannlCharLMBackwardPart269Records.Get()
-	rec270.scratch = scratch
+	rec242 := ocannlCharLMBackwardPart241Records.Get()
+	rec242.scratch = scratch
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec271 := ocannlCharLMBackwardPart270Records.Get()
-	rec271.scratch = scratch
+	rec243 := ocannlCharLMBackwardPart242Records.Get()
+	rec243.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec270, rec271)
-	*rec270 = ocannlCharLMBackwardPart269{}
-	ocannlCharLMBackwardPart269Records.Put(rec270)
-	*rec271 = ocannlCharLMBackwardPart270{}
-	ocannlCharLMBackwardPart270Records.Put(rec271)
+	region.RunSeq(8, rec242, rec243)
+	*rec242 = ocannlCharLMBackwardPart241{}
+	ocannlCharLMBackwardPart241Records.Put(rec242)
+	*rec243 = ocannlCharLMBackwardPart242{}
+	ocannlCharLMBackwardPart242Records.Put(rec243)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14662,361 +14187,318 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 29 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i1 on the pool.
-	rec272 := ocannlCharLMBackwardPart271Records.Get()
-	rec272.scratch = scratch
-	region.Run(rec272, 8)
-	*rec272 = ocannlCharLMBackwardPart271{}
-	ocannlCharLMBackwardPart271Records.Put(rec272)
-
-	// backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_h0_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec273 := ocannlCharLMBackwardPart272Records.Get()
-	rec273.scratch = scratch
-
-	// backprop of op 28 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_x1_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec274 := ocannlCharLMBackwardPart273Records.Get()
-	rec274.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec273, rec274)
-	*rec273 = ocannlCharLMBackwardPart272{}
-	ocannlCharLMBackwardPart272Records.Put(rec273)
-	*rec274 = ocannlCharLMBackwardPart273{}
-	ocannlCharLMBackwardPart273Records.Put(rec274)
+	rec244 := ocannlCharLMBackwardPart243Records.Get()
+	rec244.scratch = scratch
+	region.Run(rec244, 8)
+	*rec244 = ocannlCharLMBackwardPart243{}
+	ocannlCharLMBackwardPart243Records.Put(rec244)
 
 	// backprop of op 27 (_net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask): g1 =+ g * v2; g1 is net.block#1.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec275 := ocannlCharLMBackwardPart274Records.Get()
-	rec275.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
-	rec275.scratch = scratch
-	region.Run(rec275, 8)
-	*rec275 = ocannlCharLMBackwardPart274{}
-	ocannlCharLMBackwardPart274Records.Put(rec275)
+	rec245 := ocannlCharLMBackwardPart244Records.Get()
+	rec245.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
+	rec245.scratch = scratch
+	region.Run(rec245, 8)
+	*rec245 = ocannlCharLMBackwardPart244{}
+	ocannlCharLMBackwardPart244Records.Put(rec245)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec276 := ocannlCharLMBackwardPart275Records.Get()
-	rec276.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec276.scratch = scratch
-	region.Run(rec276, 4)
-	*rec276 = ocannlCharLMBackwardPart275{}
-	ocannlCharLMBackwardPart275Records.Put(rec276)
+	rec246 := ocannlCharLMBackwardPart245Records.Get()
+	rec246.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec246.scratch = scratch
+	region.Run(rec246, 4)
+	*rec246 = ocannlCharLMBackwardPart245{}
+	ocannlCharLMBackwardPart245Records.Put(rec246)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec277 := ocannlCharLMBackwardPart276Records.Get()
-	rec277.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec277.scratch = scratch
+	rec247 := ocannlCharLMBackwardPart246Records.Get()
+	rec247.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec247.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec278 := ocannlCharLMBackwardPart277Records.Get()
-	rec278.scratch = scratch
+	rec248 := ocannlCharLMBackwardPart247Records.Get()
+	rec248.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec279 := ocannlCharLMBackwardPart278Records.Get()
-	rec279.scratch = scratch
+	rec249 := ocannlCharLMBackwardPart248Records.Get()
+	rec249.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec277, rec278, rec279)
-	*rec277 = ocannlCharLMBackwardPart276{}
-	ocannlCharLMBackwardPart276Records.Put(rec277)
-	*rec278 = ocannlCharLMBackwardPart277{}
-	ocannlCharLMBackwardPart277Records.Put(rec278)
-	*rec279 = ocannlCharLMBackwardPart278{}
-	ocannlCharLMBackwardPart278Records.Put(rec279)
+	region.RunSeq(8, rec247, rec248, rec249)
+	*rec247 = ocannlCharLMBackwardPart246{}
+	ocannlCharLMBackwardPart246Records.Put(rec247)
+	*rec248 = ocannlCharLMBackwardPart247{}
+	ocannlCharLMBackwardPart247Records.Put(rec248)
+	*rec249 = ocannlCharLMBackwardPart248{}
+	ocannlCharLMBackwardPart248Records.Put(rec249)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec280 := ocannlCharLMBackwardPart279Records.Get()
-	rec280.scratch = scratch
+	rec250 := ocannlCharLMBackwardPart249Records.Get()
+	rec250.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec281 := ocannlCharLMBackwardPart280Records.Get()
-	rec281.scratch = scratch
+	rec251 := ocannlCharLMBackwardPart250Records.Get()
+	rec251.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec280, rec281)
-	*rec280 = ocannlCharLMBackwardPart279{}
-	ocannlCharLMBackwardPart279Records.Put(rec280)
-	*rec281 = ocannlCharLMBackwardPart280{}
-	ocannlCharLMBackwardPart280Records.Put(rec281)
+	region.RunSeq(8, rec250, rec251)
+	*rec250 = ocannlCharLMBackwardPart249{}
+	ocannlCharLMBackwardPart249Records.Put(rec250)
+	*rec251 = ocannlCharLMBackwardPart250{}
+	ocannlCharLMBackwardPart250Records.Put(rec251)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// 8 parts of i1 on the pool.
-	rec282 := ocannlCharLMBackwardPart281Records.Get()
-	rec282.scratch = scratch
-	region.Run(rec282, 8)
-	*rec282 = ocannlCharLMBackwardPart281{}
-	ocannlCharLMBackwardPart281Records.Put(rec282)
+	rec252 := ocannlCharLMBackwardPart251Records.Get()
+	rec252.scratch = scratch
+	region.Run(rec252, 8)
+	*rec252 = ocannlCharLMBackwardPart251{}
+	ocannlCharLMBackwardPart251Records.Put(rec252)
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec283 := ocannlCharLMBackwardPart282Records.Get()
-	rec283.scratch = scratch
-	region.Run(rec283, 8)
-	*rec283 = ocannlCharLMBackwardPart282{}
-	ocannlCharLMBackwardPart282Records.Put(rec283)
+	rec253 := ocannlCharLMBackwardPart252Records.Get()
+	rec253.scratch = scratch
+	region.Run(rec253, 8)
+	*rec253 = ocannlCharLMBackwardPart252{}
+	ocannlCharLMBackwardPart252Records.Put(rec253)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 64 (no winner yet)
 
 	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap41AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap41AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j313 := range 16 {
-			for j314 := range 64 {
-				for j315 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j313][j314][j315][0] = 64
+		for j282 := range 16 {
+			for j283 := range 64 {
+				for j284 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j282][j283][j284][0] = 64
 				}
 			}
 		}
 	}
 
-	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_masked_attention_1_masked_grad = [16][64][4][64]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec284 := ocannlCharLMBackwardPart283Records.Get()
-	rec284.scratch = scratch
-
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec285 := ocannlCharLMBackwardPart284Records.Get()
-	rec285.scratch = scratch
+	rec254 := ocannlCharLMBackwardPart253Records.Get()
+	rec254.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec286 := ocannlCharLMBackwardPart285Records.Get()
-	rec286.scratch = scratch
+	rec255 := ocannlCharLMBackwardPart254Records.Get()
+	rec255.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec284, rec285, rec286)
-	*rec284 = ocannlCharLMBackwardPart283{}
-	ocannlCharLMBackwardPart283Records.Put(rec284)
-	*rec285 = ocannlCharLMBackwardPart284{}
-	ocannlCharLMBackwardPart284Records.Put(rec285)
-	*rec286 = ocannlCharLMBackwardPart285{}
-	ocannlCharLMBackwardPart285Records.Put(rec286)
+	region.RunSeq(8, rec254, rec255)
+	*rec254 = ocannlCharLMBackwardPart253{}
+	ocannlCharLMBackwardPart253Records.Put(rec254)
+	*rec255 = ocannlCharLMBackwardPart254{}
+	ocannlCharLMBackwardPart254Records.Put(rec255)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
-	rec287 := ocannlCharLMBackwardPart286Records.Get()
-	rec287.scratch = scratch
-	region.Run(rec287, 8)
-	*rec287 = ocannlCharLMBackwardPart286{}
-	ocannlCharLMBackwardPart286Records.Put(rec287)
+	rec256 := ocannlCharLMBackwardPart255Records.Get()
+	rec256.scratch = scratch
+	region.Run(rec256, 8)
+	*rec256 = ocannlCharLMBackwardPart255{}
+	ocannlCharLMBackwardPart255Records.Put(rec256)
 
 	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_scores_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec288 := ocannlCharLMBackwardPart287Records.Get()
-	rec288.mask = mask
-	rec288.scratch = scratch
-	region.Run(rec288, 8)
-	*rec288 = ocannlCharLMBackwardPart287{}
-	ocannlCharLMBackwardPart287Records.Put(rec288)
+	rec257 := ocannlCharLMBackwardPart256Records.Get()
+	rec257.mask = mask
+	rec257.scratch = scratch
+	region.Run(rec257, 8)
+	*rec257 = ocannlCharLMBackwardPart256{}
+	ocannlCharLMBackwardPart256Records.Put(rec257)
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec289 := ocannlCharLMBackwardPart288Records.Get()
-	rec289.scratch = scratch
-	region.Run(rec289, 8)
-	*rec289 = ocannlCharLMBackwardPart288{}
-	ocannlCharLMBackwardPart288Records.Put(rec289)
+	rec258 := ocannlCharLMBackwardPart257Records.Get()
+	rec258.scratch = scratch
+	region.Run(rec258, 8)
+	*rec258 = ocannlCharLMBackwardPart257{}
+	ocannlCharLMBackwardPart257Records.Put(rec258)
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec290 := ocannlCharLMBackwardPart289Records.Get()
-	rec290.scratch = scratch
+	rec259 := ocannlCharLMBackwardPart258Records.Get()
+	rec259.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec291 := ocannlCharLMBackwardPart290Records.Get()
-	rec291.scratch = scratch
+	rec260 := ocannlCharLMBackwardPart259Records.Get()
+	rec260.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec290, rec291)
-	*rec290 = ocannlCharLMBackwardPart289{}
-	ocannlCharLMBackwardPart289Records.Put(rec290)
-	*rec291 = ocannlCharLMBackwardPart290{}
-	ocannlCharLMBackwardPart290Records.Put(rec291)
+	region.RunSeq(8, rec259, rec260)
+	*rec259 = ocannlCharLMBackwardPart258{}
+	ocannlCharLMBackwardPart258Records.Put(rec259)
+	*rec260 = ocannlCharLMBackwardPart259{}
+	ocannlCharLMBackwardPart259Records.Put(rec260)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec292 := ocannlCharLMBackwardPart291Records.Get()
-	rec292.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec292.scratch = scratch
-	region.Run(rec292, 4)
-	*rec292 = ocannlCharLMBackwardPart291{}
-	ocannlCharLMBackwardPart291Records.Put(rec292)
+	rec261 := ocannlCharLMBackwardPart260Records.Get()
+	rec261.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec261.scratch = scratch
+	region.Run(rec261, 4)
+	*rec261 = ocannlCharLMBackwardPart260{}
+	ocannlCharLMBackwardPart260Records.Put(rec261)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec293 := ocannlCharLMBackwardPart292Records.Get()
-	rec293.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec293.scratch = scratch
-	region.Run(rec293, 8)
-	*rec293 = ocannlCharLMBackwardPart292{}
-	ocannlCharLMBackwardPart292Records.Put(rec293)
+	rec262 := ocannlCharLMBackwardPart261Records.Get()
+	rec262.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec262.scratch = scratch
+	region.Run(rec262, 8)
+	*rec262 = ocannlCharLMBackwardPart261{}
+	ocannlCharLMBackwardPart261Records.Put(rec262)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec294 := ocannlCharLMBackwardPart293Records.Get()
-	rec294.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec294.scratch = scratch
-	region.Run(rec294, 4)
-	*rec294 = ocannlCharLMBackwardPart293{}
-	ocannlCharLMBackwardPart293Records.Put(rec294)
+	rec263 := ocannlCharLMBackwardPart262Records.Get()
+	rec263.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec263.scratch = scratch
+	region.Run(rec263, 4)
+	*rec263 = ocannlCharLMBackwardPart262{}
+	ocannlCharLMBackwardPart262Records.Put(rec263)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec295 := ocannlCharLMBackwardPart294Records.Get()
-	rec295.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec295.scratch = scratch
-	region.Run(rec295, 8)
-	*rec295 = ocannlCharLMBackwardPart294{}
-	ocannlCharLMBackwardPart294Records.Put(rec295)
+	rec264 := ocannlCharLMBackwardPart263Records.Get()
+	rec264.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec264.scratch = scratch
+	region.Run(rec264, 8)
+	*rec264 = ocannlCharLMBackwardPart263{}
+	ocannlCharLMBackwardPart263Records.Put(rec264)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec296 := ocannlCharLMBackwardPart295Records.Get()
-	rec296.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec296.scratch = scratch
-	region.Run(rec296, 4)
-	*rec296 = ocannlCharLMBackwardPart295{}
-	ocannlCharLMBackwardPart295Records.Put(rec296)
+	rec265 := ocannlCharLMBackwardPart264Records.Get()
+	rec265.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec265.scratch = scratch
+	region.Run(rec265, 4)
+	*rec265 = ocannlCharLMBackwardPart264{}
+	ocannlCharLMBackwardPart264Records.Put(rec265)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec297 := ocannlCharLMBackwardPart296Records.Get()
-	rec297.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec297.scratch = scratch
-	region.Run(rec297, 8)
-	*rec297 = ocannlCharLMBackwardPart296{}
-	ocannlCharLMBackwardPart296Records.Put(rec297)
-
-	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.block#1.masked_attention#1/x.4.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_masked_attention_1_x_4_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec298 := ocannlCharLMBackwardPart297Records.Get()
-	rec298.scratch = scratch
-	region.Run(rec298, 8)
-	*rec298 = ocannlCharLMBackwardPart297{}
-	ocannlCharLMBackwardPart297Records.Put(rec298)
+	rec266 := ocannlCharLMBackwardPart265Records.Get()
+	rec266.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec266.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec299 := ocannlCharLMBackwardPart298Records.Get()
-	rec299.scratch = scratch
-	region.Run(rec299, 8)
+	rec267 := ocannlCharLMBackwardPart266Records.Get()
+	rec267.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec266, rec267)
+	*rec266 = ocannlCharLMBackwardPart265{}
+	ocannlCharLMBackwardPart265Records.Put(rec266)
 	// The 8 partial sums, added in part order.
-	for j330 := range 96 {
-		acc134 := gNetBlock1LayerNorm1Beta[j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[0][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[1][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[2][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[3][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[4][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[5][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[6][j330]
-		acc134 += rec299.gNetBlock1LayerNorm1BetaPartial[7][j330]
-		gNetBlock1LayerNorm1Beta[j330] = acc134
+	for j298 := range 96 {
+		acc134 := gNetBlock1LayerNorm1Beta[j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[0][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[1][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[2][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[3][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[4][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[5][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[6][j298]
+		acc134 += rec267.gNetBlock1LayerNorm1BetaPartial[7][j298]
+		gNetBlock1LayerNorm1Beta[j298] = acc134
 	}
-	rec299.scratch = nil
-	ocannlCharLMBackwardPart298Records.Put(rec299)
+	rec267.scratch = nil
+	ocannlCharLMBackwardPart266Records.Put(rec267)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec300 := ocannlCharLMBackwardPart299Records.Get()
-	rec300.scratch = scratch
+	rec268 := ocannlCharLMBackwardPart267Records.Get()
+	rec268.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec301 := ocannlCharLMBackwardPart300Records.Get()
-	rec301.scratch = scratch
+	rec269 := ocannlCharLMBackwardPart268Records.Get()
+	rec269.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec300, rec301)
-	*rec300 = ocannlCharLMBackwardPart299{}
-	ocannlCharLMBackwardPart299Records.Put(rec300)
-	*rec301 = ocannlCharLMBackwardPart300{}
-	ocannlCharLMBackwardPart300Records.Put(rec301)
+	region.RunSeq(8, rec268, rec269)
+	*rec268 = ocannlCharLMBackwardPart267{}
+	ocannlCharLMBackwardPart267Records.Put(rec268)
+	*rec269 = ocannlCharLMBackwardPart268{}
+	ocannlCharLMBackwardPart268Records.Put(rec269)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -15032,9 +14514,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 9 (_net.block#1.masked_attention#1/x.2 = pointwise "+" of net.block#1.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.block#1.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -15048,33 +14530,33 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec302 := ocannlCharLMBackwardPart301Records.Get()
-	rec302.scratch = scratch
-	region.Run(rec302, 8)
+	rec270 := ocannlCharLMBackwardPart269Records.Get()
+	rec270.scratch = scratch
+	region.Run(rec270, 8)
 	// The 8 partial sums, added in part order.
-	for j334 := range 96 {
-		acc137 := gNetBlock1LayerNorm1Gamma[j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[0][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[1][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[2][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[3][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[4][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[5][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[6][j334]
-		acc137 += rec302.gNetBlock1LayerNorm1GammaPartial[7][j334]
-		gNetBlock1LayerNorm1Gamma[j334] = acc137
+	for j302 := range 96 {
+		acc137 := gNetBlock1LayerNorm1Gamma[j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[0][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[1][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[2][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[3][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[4][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[5][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[6][j302]
+		acc137 += rec270.gNetBlock1LayerNorm1GammaPartial[7][j302]
+		gNetBlock1LayerNorm1Gamma[j302] = acc137
 	}
-	rec302.scratch = nil
-	ocannlCharLMBackwardPart301Records.Put(rec302)
+	rec270.scratch = nil
+	ocannlCharLMBackwardPart269Records.Put(rec270)
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -15091,66 +14573,66 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		scratch.net_block_1_layer_norm_1_centered_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec303 := ocannlCharLMBackwardPart302Records.Get()
-	rec303.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec303.scratch = scratch
+	rec271 := ocannlCharLMBackwardPart270Records.Get()
+	rec271.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec271.scratch = scratch
 
 	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_var_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec304 := ocannlCharLMBackwardPart303Records.Get()
-	rec304.scratch = scratch
+	rec272 := ocannlCharLMBackwardPart271Records.Get()
+	rec272.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec303, rec304)
-	*rec303 = ocannlCharLMBackwardPart302{}
-	ocannlCharLMBackwardPart302Records.Put(rec303)
-	*rec304 = ocannlCharLMBackwardPart303{}
-	ocannlCharLMBackwardPart303Records.Put(rec304)
+	region.RunSeq(8, rec271, rec272)
+	*rec271 = ocannlCharLMBackwardPart270{}
+	ocannlCharLMBackwardPart270Records.Put(rec271)
+	*rec272 = ocannlCharLMBackwardPart271{}
+	ocannlCharLMBackwardPart271Records.Put(rec272)
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec305 := ocannlCharLMBackwardPart304Records.Get()
-	rec305.scratch = scratch
-	region.Run(rec305, 8)
-	*rec305 = ocannlCharLMBackwardPart304{}
-	ocannlCharLMBackwardPart304Records.Put(rec305)
+	rec273 := ocannlCharLMBackwardPart272Records.Get()
+	rec273.scratch = scratch
+	region.Run(rec273, 8)
+	*rec273 = ocannlCharLMBackwardPart272{}
+	ocannlCharLMBackwardPart272Records.Put(rec273)
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec306 := ocannlCharLMBackwardPart305Records.Get()
-	rec306.scratch = scratch
-	region.Run(rec306, 8)
-	*rec306 = ocannlCharLMBackwardPart305{}
-	ocannlCharLMBackwardPart305Records.Put(rec306)
+	rec274 := ocannlCharLMBackwardPart273Records.Get()
+	rec274.scratch = scratch
+	region.Run(rec274, 8)
+	*rec274 = ocannlCharLMBackwardPart273{}
+	ocannlCharLMBackwardPart273Records.Put(rec274)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i1 on the pool.
-	rec307 := ocannlCharLMBackwardPart306Records.Get()
-	rec307.scratch = scratch
+	rec275 := ocannlCharLMBackwardPart274Records.Get()
+	rec275.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec308 := ocannlCharLMBackwardPart307Records.Get()
-	rec308.scratch = scratch
+	rec276 := ocannlCharLMBackwardPart275Records.Get()
+	rec276.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec307, rec308)
-	*rec307 = ocannlCharLMBackwardPart306{}
-	ocannlCharLMBackwardPart306Records.Put(rec307)
-	*rec308 = ocannlCharLMBackwardPart307{}
-	ocannlCharLMBackwardPart307Records.Put(rec308)
+	region.RunSeq(8, rec275, rec276)
+	*rec275 = ocannlCharLMBackwardPart274{}
+	ocannlCharLMBackwardPart274Records.Put(rec275)
+	*rec276 = ocannlCharLMBackwardPart275{}
+	ocannlCharLMBackwardPart275Records.Put(rec276)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -15164,39 +14646,26 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i1 on the pool.
-	rec309 := ocannlCharLMBackwardPart308Records.Get()
-	rec309.scratch = scratch
-	region.Run(rec309, 8)
-	*rec309 = ocannlCharLMBackwardPart308{}
-	ocannlCharLMBackwardPart308Records.Put(rec309)
-
-	// backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g1 =+ g; g1 is net.embedding#1/e.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_embedding_1_e_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec310 := ocannlCharLMBackwardPart309Records.Get()
-	rec310.scratch = scratch
+	rec277 := ocannlCharLMBackwardPart276Records.Get()
+	rec277.scratch = scratch
+	region.Run(rec277, 8)
+	*rec277 = ocannlCharLMBackwardPart276{}
+	ocannlCharLMBackwardPart276Records.Put(rec277)
 
 	// backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec311 := ocannlCharLMBackwardPart310Records.Get()
-	rec311.gNetPos = gNetPos
-	rec311.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec310, rec311)
-	*rec310 = ocannlCharLMBackwardPart309{}
-	ocannlCharLMBackwardPart309Records.Put(rec310)
-	*rec311 = ocannlCharLMBackwardPart310{}
-	ocannlCharLMBackwardPart310Records.Put(rec311)
+	rec278 := ocannlCharLMBackwardPart277Records.Get()
+	rec278.gNetPos = gNetPos
+	rec278.scratch = scratch
+	region.Run(rec278, 8)
+	*rec278 = ocannlCharLMBackwardPart277{}
+	ocannlCharLMBackwardPart277Records.Put(rec278)
 
 	// backprop of op 0 (net.embedding#1/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of net.embedding#1.table, ids): g1 =+ g; g1 is net.embedding#1.table.grad
 	for i0 := range 16 {
 		for i1 := range 64 {
 			for i2 := range 96 {
-				gNetEmbedding1Table[i2+96*int(ids[i0][i1])] += scratch.net_embedding_1_e_grad[i0][i1][i2]
+				gNetEmbedding1Table[i2+96*int(ids[i0][i1])] += scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
 			}
 		}
 	}
@@ -15340,8 +14809,6 @@ type ocannlCharLMBackwardScratch struct {
 	train_cross_entropy_1_logp_3                 [16][64][1]float32
 	train_cross_entropy_1_logp                   [16][64][128]float32
 	train_cross_entropy_1_picked                 [16][64]float32
-	net_embedding_1_e_grad                       [16][64][96]float32
-	net_h0_grad                                  [16][64][96]float32
 	net_block_1_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_1_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_1_layer_norm_1_centered_grad       [16][64][96]float32
@@ -15351,14 +14818,12 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_1_masked_attention_1_x_1_grad      [16][64][96]float32
 	net_block_1_masked_attention_1_x_2_grad      [16][64][1]float32
 	net_block_1_masked_attention_1_x_3_grad      [16][64][1]float32
-	net_block_1_masked_attention_1_x_4_grad      [16][64][96]float32
 	net_block_1_masked_attention_1_x_grad        [16][64][96]float32
 	net_block_1_masked_attention_1_q_grad        [16][64][4][24]float32
 	net_block_1_masked_attention_1_k_grad        [16][64][4][24]float32
 	net_block_1_masked_attention_1_v_grad        [16][64][4][24]float32
 	net_block_1_masked_attention_1_scores_1_grad [16][64][4][64]float32
 	net_block_1_masked_attention_1_scores_grad   [16][64][4][64]float32
-	net_block_1_masked_attention_1_masked_grad   [16][64][4][64]float32
 	net_block_1_masked_attention_1_m_grad        [16][64][4][1]float32
 	net_block_1_masked_attention_1_ex_1_grad     [16][64][4][64]float32
 	net_block_1_masked_attention_1_ex_grad       [16][64][4][64]float32
@@ -15366,8 +14831,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_1_masked_attention_1_attn_grad     [16][64][4][64]float32
 	net_block_1_masked_attention_1_ctx_grad      [16][64][4][24]float32
 	net_block_1_dropout_1_x_grad                 [16][64][96]float32
-	net_block_1_x1_1_grad                        [16][64][96]float32
-	net_block_1_x1_grad                          [16][64][96]float32
 	net_block_1_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_1_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_1_layer_norm_2_centered_grad       [16][64][96]float32
@@ -15377,15 +14840,10 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_1_linear_2_x_1_grad                [16][64][96]float32
 	net_block_1_linear_2_x_2_grad                [16][64][1]float32
 	net_block_1_linear_2_x_3_grad                [16][64][1]float32
-	net_block_1_linear_2_x_4_grad                [16][64][96]float32
 	net_block_1_linear_2_x_grad                  [16][64][96]float32
-	net_block_1_linear_1_x_1_grad                [16][64][384]float32
 	net_block_1_linear_1_x_2_grad                [16][64][384]float32
 	net_block_1_linear_1_x_grad                  [16][64][384]float32
-	net_block_1_dropout_2_x_1_grad               [16][64][96]float32
 	net_block_1_dropout_2_x_grad                 [16][64][96]float32
-	net_h1_1_grad                                [16][64][96]float32
-	net_h1_grad                                  [16][64][96]float32
 	net_block_2_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_2_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_2_layer_norm_1_centered_grad       [16][64][96]float32
@@ -15395,14 +14853,12 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_2_masked_attention_1_x_1_grad      [16][64][96]float32
 	net_block_2_masked_attention_1_x_2_grad      [16][64][1]float32
 	net_block_2_masked_attention_1_x_3_grad      [16][64][1]float32
-	net_block_2_masked_attention_1_x_4_grad      [16][64][96]float32
 	net_block_2_masked_attention_1_x_grad        [16][64][96]float32
 	net_block_2_masked_attention_1_q_grad        [16][64][4][24]float32
 	net_block_2_masked_attention_1_k_grad        [16][64][4][24]float32
 	net_block_2_masked_attention_1_v_grad        [16][64][4][24]float32
 	net_block_2_masked_attention_1_scores_1_grad [16][64][4][64]float32
 	net_block_2_masked_attention_1_scores_grad   [16][64][4][64]float32
-	net_block_2_masked_attention_1_masked_grad   [16][64][4][64]float32
 	net_block_2_masked_attention_1_m_grad        [16][64][4][1]float32
 	net_block_2_masked_attention_1_ex_1_grad     [16][64][4][64]float32
 	net_block_2_masked_attention_1_ex_grad       [16][64][4][64]float32
@@ -15410,8 +14866,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_2_masked_attention_1_attn_grad     [16][64][4][64]float32
 	net_block_2_masked_attention_1_ctx_grad      [16][64][4][24]float32
 	net_block_2_dropout_1_x_grad                 [16][64][96]float32
-	net_block_2_x1_1_grad                        [16][64][96]float32
-	net_block_2_x1_grad                          [16][64][96]float32
 	net_block_2_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_2_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_2_layer_norm_2_centered_grad       [16][64][96]float32
@@ -15421,15 +14875,10 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_2_linear_2_x_1_grad                [16][64][96]float32
 	net_block_2_linear_2_x_2_grad                [16][64][1]float32
 	net_block_2_linear_2_x_3_grad                [16][64][1]float32
-	net_block_2_linear_2_x_4_grad                [16][64][96]float32
 	net_block_2_linear_2_x_grad                  [16][64][96]float32
-	net_block_2_linear_1_x_1_grad                [16][64][384]float32
 	net_block_2_linear_1_x_2_grad                [16][64][384]float32
 	net_block_2_linear_1_x_grad                  [16][64][384]float32
-	net_block_2_dropout_2_x_1_grad               [16][64][96]float32
 	net_block_2_dropout_2_x_grad                 [16][64][96]float32
-	net_h2_1_grad                                [16][64][96]float32
-	net_h2_grad                                  [16][64][96]float32
 	net_block_3_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_3_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_3_layer_norm_1_centered_grad       [16][64][96]float32
@@ -15439,14 +14888,12 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_3_masked_attention_1_x_1_grad      [16][64][96]float32
 	net_block_3_masked_attention_1_x_2_grad      [16][64][1]float32
 	net_block_3_masked_attention_1_x_3_grad      [16][64][1]float32
-	net_block_3_masked_attention_1_x_4_grad      [16][64][96]float32
 	net_block_3_masked_attention_1_x_grad        [16][64][96]float32
 	net_block_3_masked_attention_1_q_grad        [16][64][4][24]float32
 	net_block_3_masked_attention_1_k_grad        [16][64][4][24]float32
 	net_block_3_masked_attention_1_v_grad        [16][64][4][24]float32
 	net_block_3_masked_attention_1_scores_1_grad [16][64][4][64]float32
 	net_block_3_masked_attention_1_scores_grad   [16][64][4][64]float32
-	net_block_3_masked_attention_1_masked_grad   [16][64][4][64]float32
 	net_block_3_masked_attention_1_m_grad        [16][64][4][1]float32
 	net_block_3_masked_attention_1_ex_1_grad     [16][64][4][64]float32
 	net_block_3_masked_attention_1_ex_grad       [16][64][4][64]float32
@@ -15454,8 +14901,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_3_masked_attention_1_attn_grad     [16][64][4][64]float32
 	net_block_3_masked_attention_1_ctx_grad      [16][64][4][24]float32
 	net_block_3_dropout_1_x_grad                 [16][64][96]float32
-	net_block_3_x1_1_grad                        [16][64][96]float32
-	net_block_3_x1_grad                          [16][64][96]float32
 	net_block_3_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_3_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_3_layer_norm_2_centered_grad       [16][64][96]float32
@@ -15465,15 +14910,10 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_3_linear_2_x_1_grad                [16][64][96]float32
 	net_block_3_linear_2_x_2_grad                [16][64][1]float32
 	net_block_3_linear_2_x_3_grad                [16][64][1]float32
-	net_block_3_linear_2_x_4_grad                [16][64][96]float32
 	net_block_3_linear_2_x_grad                  [16][64][96]float32
-	net_block_3_linear_1_x_1_grad                [16][64][384]float32
 	net_block_3_linear_1_x_2_grad                [16][64][384]float32
 	net_block_3_linear_1_x_grad                  [16][64][384]float32
-	net_block_3_dropout_2_x_1_grad               [16][64][96]float32
 	net_block_3_dropout_2_x_grad                 [16][64][96]float32
-	net_h3_1_grad                                [16][64][96]float32
-	net_h3_grad                                  [16][64][96]float32
 	net_layer_norm_1_mean_1_grad                 [16][64][1]float32
 	net_layer_norm_1_mean_grad                   [16][64][1]float32
 	net_layer_norm_1_centered_grad               [16][64][96]float32
@@ -15483,12 +14923,8 @@ type ocannlCharLMBackwardScratch struct {
 	net_linear_1_x_1_grad                        [16][64][96]float32
 	net_linear_1_x_2_grad                        [16][64][1]float32
 	net_linear_1_x_3_grad                        [16][64][1]float32
-	net_linear_1_x_4_grad                        [16][64][96]float32
 	net_linear_1_x_grad                          [16][64][96]float32
-	train_cross_entropy_1_logits_1_grad          [16][64][128]float32
-	train_cross_entropy_1_logits_grad            [16][64][128]float32
 	train_cross_entropy_1_m_grad                 [16][64][1]float32
-	train_cross_entropy_1_z_grad                 [16][64][128]float32
 	train_cross_entropy_1_logp_1_grad            [16][64][128]float32
 	train_cross_entropy_1_logp_2_grad            [16][64][1]float32
 	train_cross_entropy_1_logp_3_grad            [16][64][1]float32
@@ -19323,23 +18759,25 @@ type ocannlCharLMBackwardPart102 struct {
 // Part runs part j103 of the nest (0 <= j103 < 8).
 func (r106 *ocannlCharLMBackwardPart102) Part(j103 int) {
 	scratch := r106.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap22AVX512(&scratch.train_cross_entropy_1_z_grad[i0][8*j103][0], &scratch.train_cross_entropy_1_logp_grad[i0][8*j103][0])
+		for i1 := range 8 {
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j103][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j103][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap22AVX2(&scratch.train_cross_entropy_1_z_grad[i0][8*j103][0], &scratch.train_cross_entropy_1_logp_grad[i0][8*j103][0])
+		for i1 := range 8 {
+			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j103][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j103][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j103]
-				train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0][i1+8*j103]
+				acc49 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j103][0]
 				for i2 := range 128 {
-					train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow[i2]
+					acc49 -= train_cross_entropy_1_logp_gradRow[i2]
 				}
+				scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j103][0] = acc49
 			}
 		}
 	}
@@ -19357,25 +18795,23 @@ type ocannlCharLMBackwardPart103 struct {
 // Part runs part j104 of the nest (0 <= j104 < 8).
 func (r107 *ocannlCharLMBackwardPart103) Part(j104 int) {
 	scratch := r107.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 128 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j104][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j104][0])
+		for i0 := range 16 {
+			ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j104][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j104][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][i1+8*j104][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j104][0])
+		for i0 := range 16 {
+			ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j104][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j104][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j104]
-				acc49 := scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j104][0]
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j104][0]
+				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1+8*j104]
 				for i2 := range 128 {
-					acc49 -= train_cross_entropy_1_logp_gradRow2[i2]
+					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
 				}
-				scratch.train_cross_entropy_1_logp_3_grad[i0][i1+8*j104][0] = acc49
 			}
 		}
 	}
@@ -19393,22 +18829,23 @@ type ocannlCharLMBackwardPart104 struct {
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r108 *ocannlCharLMBackwardPart104) Part(j105 int) {
 	scratch := r108.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 128 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j105][0])
+			ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_1[i0][8*j105][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j105][0])
+			ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_1[i0][8*j105][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j105][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1+8*j105]
+				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1+8*j105]
+				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j105]
+				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j105]
 				for i2 := range 128 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
+					train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -19427,24 +18864,25 @@ type ocannlCharLMBackwardPart105 struct {
 // Part runs part j106 of the nest (0 <= j106 < 8).
 func (r109 *ocannlCharLMBackwardPart105) Part(j106 int) {
 	scratch := r109.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.train_cross_entropy_1_z_grad[i0][8*j106][0], &scratch.train_cross_entropy_1_logp_1_grad[i0][8*j106][0], &scratch.train_cross_entropy_1_logp_1[i0][8*j106][0])
+		for i1 := range 8 {
+			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j106][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j106][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.train_cross_entropy_1_z_grad[i0][8*j106][0], &scratch.train_cross_entropy_1_logp_1_grad[i0][8*j106][0], &scratch.train_cross_entropy_1_logp_1[i0][8*j106][0])
+		for i1 := range 8 {
+			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j106][0], &scratch.train_cross_entropy_1_logp_grad[0][i1+8*j106][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1+8*j106]
-				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j106]
-				train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0][i1+8*j106]
+				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j106]
+				acc50 := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j106][0]
 				for i2 := range 128 {
-					train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+					acc50 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
+				scratch.train_cross_entropy_1_m_grad[i0][i1+8*j106][0] = acc50
 			}
 		}
 	}
@@ -19459,26 +18897,37 @@ type ocannlCharLMBackwardPart106 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r110 *ocannlCharLMBackwardPart106) Part(j107 int) {
-	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r112 *ocannlCharLMBackwardPart106) Part(j109 int) {
+	scratch := r112.scratch
+	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_grad[i0][8*j107][0], &scratch.train_cross_entropy_1_z_grad[i0][8*j107][0])
+		for i1 := range 8 {
+			ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j109][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j109][0], &scratch.train_cross_entropy_1_m[0][i1+8*j109][0], &scratch.ordinals_1[0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_grad[i0][8*j107][0], &scratch.train_cross_entropy_1_z_grad[i0][8*j107][0])
+		for i1 := range 8 {
+			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j109][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j109][0], &scratch.train_cross_entropy_1_m[0][i1+8*j109][0], &scratch.ordinals_1[0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0][i1+8*j107]
-				train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0][i1+8*j107]
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j109]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j109][0]
+				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j109][0]
 				for i2 := range 128 {
-					train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+					var r110 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r110 = 1
+					}
+					r111 := float32(128)
+					if r110 != 0 {
+						r111 = scratch.ordinals_1[i2]
+					}
+					acc51 = min(acc51, r111)
 				}
+				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j109][0] = acc51
 			}
 		}
 	}
@@ -19493,28 +18942,35 @@ type ocannlCharLMBackwardPart107 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r111 *ocannlCharLMBackwardPart107) Part(j108 int) {
-	scratch := r111.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 128 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r115 *ocannlCharLMBackwardPart107) Part(j110 int) {
+	scratch := r115.scratch
+	// float32 pointwise kernel over 16 rows of 128 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j108][0], &scratch.train_cross_entropy_1_z_grad[0][i1+8*j108][0])
+			ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j110][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j110][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j110][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][i1+8*j108][0], &scratch.train_cross_entropy_1_z_grad[0][i1+8*j108][0])
+			ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j110][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j110][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j110][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0][i1+8*j108]
-				acc50 := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j108][0]
+				train_cross_entropy_1_m_argmax_150V := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j110][0]
+				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j110][0]
+				train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j110]
 				for i2 := range 128 {
-					acc50 -= train_cross_entropy_1_z_gradRow4[i2]
+					var r113 float32
+					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_150V {
+						r113 = 1
+					}
+					r114 := float32(0)
+					if r113 != 0 {
+						r114 = train_cross_entropy_1_m_gradV
+					}
+					train_cross_entropy_1_logp_gradRow4[i2] += r114
 				}
-				scratch.train_cross_entropy_1_m_grad[i0][i1+8*j108][0] = acc50
 			}
 		}
 	}
@@ -19524,42 +18980,38 @@ func (r111 *ocannlCharLMBackwardPart107) Part(j108 int) {
 var ocannlCharLMBackwardPart107Records rt.Records[ocannlCharLMBackwardPart107]
 
 // ocannlCharLMBackwardPart108 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart108 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch             *ocannlCharLMBackwardScratch
+	gNetLinear1BPartial [8][128]float32
 }
 
 // Part runs part j111 of the nest (0 <= j111 < 8).
-func (r114 *ocannlCharLMBackwardPart108) Part(j111 int) {
-	scratch := r114.scratch
-	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX512, AVX2.
+func (r116 *ocannlCharLMBackwardPart108) Part(j111 int) {
+	scratch, gNetLinear1BPartial := r116.scratch, &r116.gNetLinear1BPartial
+	gNetLinear1BPartial[j111] = [128]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
-		}
+		ocannlReduce8AVX512(&gNetLinear1BPartial[j111][0], &scratch.train_cross_entropy_1_logp_grad[2*j111][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
-		}
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j111][0], &scratch.train_cross_entropy_1_logp_grad[2*j111][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j111]
-				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j111][0]
-				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j111]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j111][i1]
+				train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j111][i1+1]
+				train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j111][i1+2]
+				train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2*j111][i1+3]
 				for i2 := range 128 {
-					var r112 float32
-					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-						r112 = 1
-					}
-					r113 := float32(128)
-					if r112 != 0 {
-						r113 = scratch.ordinals_1[i2]
-					}
-					acc51 = min(acc51, r113)
+					acc52 := gNetLinear1BPartialRow[i2]
+					acc52 += train_cross_entropy_1_logp_gradRow5[i2]
+					acc52 += train_cross_entropy_1_logp_gradRow6[i2]
+					acc52 += train_cross_entropy_1_logp_gradRow7[i2]
+					acc52 += train_cross_entropy_1_logp_gradRow8[i2]
+					gNetLinear1BPartialRow[i2] = acc52
 				}
-				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0] = acc51
 			}
 		}
 	}
@@ -19569,39 +19021,30 @@ func (r114 *ocannlCharLMBackwardPart108) Part(j111 int) {
 var ocannlCharLMBackwardPart108Records rt.Records[ocannlCharLMBackwardPart108]
 
 // ocannlCharLMBackwardPart109 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 16 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart109 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetLinear1W *[12288]float32
+	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r117 *ocannlCharLMBackwardPart109) Part(j112 int) {
-	scratch := r117.scratch
-	// float32 pointwise kernel over 16 rows of 128 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r117 *ocannlCharLMBackwardPart109) Part(j113 int) {
+	gNetLinear1W, scratch := r117.gNetLinear1W, r117.scratch
+	// float32 broadcast kernel M=16 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap27AVX512(&scratch.train_cross_entropy_1_logits_grad[0][i1+8*j112][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j112][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j112][0])
-		}
+		ocannlGemm6AVX512(&gNetLinear1W[1536*j113], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j113], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap27AVX2(&scratch.train_cross_entropy_1_logits_grad[0][i1+8*j112][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j112][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j112][0])
-		}
+		ocannlGemm6AVX2(&gNetLinear1W[1536*j113], &scratch.train_cross_entropy_1_logp_grad[0][0][16*j113], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				train_cross_entropy_1_m_argmax_150V := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j112][0]
-				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1+8*j112][0]
-				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+8*j112]
-				for i2 := range 128 {
-					var r115 float32
-					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_150V {
-						r115 = 1
+			for i1 := range 64 {
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
+				for i2 := range 16 {
+					train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1][i2+16*j113]
+					gNetLinear1WRow := (*[96]float32)(gNetLinear1W[96*i2+1536*j113 : 96*i2+1536*j113+96])
+					for i3 := range 96 {
+						gNetLinear1WRow[i3] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i3]
 					}
-					r116 := float32(0)
-					if r115 != 0 {
-						r116 = train_cross_entropy_1_m_gradV
-					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r116
 				}
 			}
 		}
@@ -19612,30 +19055,42 @@ func (r117 *ocannlCharLMBackwardPart109) Part(j112 int) {
 var ocannlCharLMBackwardPart109Records rt.Records[ocannlCharLMBackwardPart109]
 
 // ocannlCharLMBackwardPart110 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart110 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetLinear1W *[12288]float32
+	scratch      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r118 *ocannlCharLMBackwardPart110) Part(j113 int) {
-	scratch := r118.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r118 *ocannlCharLMBackwardPart110) Part(j114 int) {
+	pNetLinear1W, scratch := r118.pNetLinear1W, r118.scratch
+	// float32 broadcast kernel M=128 N=96 K=128: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_1_grad[i0][8*j113][0], &scratch.train_cross_entropy_1_logits_grad[i0][8*j113][0])
-		}
+		ocannlGemm7AVX512(&scratch.net_linear_1_x_grad[2*j114][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j114][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_1_grad[i0][8*j113][0], &scratch.train_cross_entropy_1_logits_grad[i0][8*j113][0])
-		}
+		ocannlGemm7AVX2(&scratch.net_linear_1_x_grad[2*j114][0][0], &scratch.train_cross_entropy_1_logp_grad[2*j114][0][0], &pNetLinear1W[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0][i1+8*j113]
-				train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0][i1+8*j113]
-				for i2 := range 128 {
-					train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+2*j114][i1]
+				for i2 := 0; i2 < 128; i2 += 4 {
+					pNetLinear1WRow2 := (*[96]float32)(pNetLinear1W[96*i2 : 96*i2+96])
+					train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+2*j114][i1][i2]
+					pNetLinear1WRow3 := (*[96]float32)(pNetLinear1W[96*i2+96 : 96*i2+192])
+					train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+2*j114][i1][i2+1]
+					pNetLinear1WRow4 := (*[96]float32)(pNetLinear1W[96*i2+192 : 96*i2+288])
+					train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+2*j114][i1][i2+2]
+					pNetLinear1WRow5 := (*[96]float32)(pNetLinear1W[96*i2+288 : 96*i2+384])
+					train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+2*j114][i1][i2+3]
+					for i3 := range 96 {
+						acc54 := net_linear_1_x_gradRow[i3]
+						acc54 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc54 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc54 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc54 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logp_gradV5
+						net_linear_1_x_gradRow[i3] = acc54
+					}
 				}
 			}
 		}
@@ -19648,35 +19103,35 @@ var ocannlCharLMBackwardPart110Records rt.Records[ocannlCharLMBackwardPart110]
 // ocannlCharLMBackwardPart111 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart111 struct {
-	scratch             *ocannlCharLMBackwardScratch
-	gNetLinear1BPartial [8][128]float32
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetLayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j114 of the nest (0 <= j114 < 8).
-func (r119 *ocannlCharLMBackwardPart111) Part(j114 int) {
-	scratch, gNetLinear1BPartial := r119.scratch, &r119.gNetLinear1BPartial
-	gNetLinear1BPartial[j114] = [128]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r119 *ocannlCharLMBackwardPart111) Part(j115 int) {
+	scratch, gNetLayerNorm1BetaPartial := r119.scratch, &r119.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j115] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
+		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j115][0], &scratch.net_linear_1_x_grad[2*j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j115][0], &scratch.net_linear_1_x_grad[2*j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j114]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j115]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0+2*j114][i1]
-				train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+2*j114][i1+1]
-				train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2*j114][i1+2]
-				train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+2*j114][i1+3]
-				for i2 := range 128 {
-					acc52 := gNetLinear1BPartialRow[i2]
-					acc52 += train_cross_entropy_1_logits_gradRow4[i2]
-					acc52 += train_cross_entropy_1_logits_gradRow5[i2]
-					acc52 += train_cross_entropy_1_logits_gradRow6[i2]
-					acc52 += train_cross_entropy_1_logits_gradRow7[i2]
-					gNetLinear1BPartialRow[i2] = acc52
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+2*j115][i1]
+				net_linear_1_x_gradRow3 := &scratch.net_linear_1_x_grad[i0+2*j115][i1+1]
+				net_linear_1_x_gradRow4 := &scratch.net_linear_1_x_grad[i0+2*j115][i1+2]
+				net_linear_1_x_gradRow5 := &scratch.net_linear_1_x_grad[i0+2*j115][i1+3]
+				for i2 := range 96 {
+					acc55 := gNetLayerNorm1BetaPartialRow[i2]
+					acc55 += net_linear_1_x_gradRow2[i2]
+					acc55 += net_linear_1_x_gradRow3[i2]
+					acc55 += net_linear_1_x_gradRow4[i2]
+					acc55 += net_linear_1_x_gradRow5[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc55
 				}
 			}
 		}
@@ -19687,30 +19142,31 @@ func (r119 *ocannlCharLMBackwardPart111) Part(j114 int) {
 var ocannlCharLMBackwardPart111Records rt.Records[ocannlCharLMBackwardPart111]
 
 // ocannlCharLMBackwardPart112 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 16 values of i2 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart112 struct {
-	gNetLinear1W *[12288]float32
-	scratch      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r120 *ocannlCharLMBackwardPart112) Part(j116 int) {
-	gNetLinear1W, scratch := r120.gNetLinear1W, r120.scratch
-	// float32 broadcast kernel M=16 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+// Part runs part j117 of the nest (0 <= j117 < 8).
+func (r120 *ocannlCharLMBackwardPart112) Part(j117 int) {
+	scratch := r120.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j117][0], &scratch.net_linear_1_x_grad[i0][8*j117][0], &scratch.net_linear_1_x_3[i0][8*j117][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j117][0], &scratch.net_linear_1_x_grad[i0][8*j117][0], &scratch.net_linear_1_x_3[i0][8*j117][0])
+		}
 	} else {
 		for i0 := range 16 {
-			for i1 := range 64 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 16 {
-					train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1][i2+16*j116]
-					gNetLinear1WRow := (*[96]float32)(gNetLinear1W[96*i2+1536*j116 : 96*i2+1536*j116+96])
-					for i3 := range 96 {
-						gNetLinear1WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i3]
-					}
+			for i1 := range 8 {
+				net_linear_1_x_gradRow6 := &scratch.net_linear_1_x_grad[i0][i1+8*j117]
+				net_linear_1_x_3V2 := scratch.net_linear_1_x_3[i0][i1+8*j117][0]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1+8*j117]
+				for i2 := range 96 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_gradRow6[i2] / net_linear_1_x_3V2
 				}
 			}
 		}
@@ -19721,43 +19177,35 @@ func (r120 *ocannlCharLMBackwardPart112) Part(j116 int) {
 var ocannlCharLMBackwardPart112Records rt.Records[ocannlCharLMBackwardPart112]
 
 // ocannlCharLMBackwardPart113 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart113 struct {
-	pNetLinear1W *[12288]float32
-	scratch      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r121 *ocannlCharLMBackwardPart113) Part(j117 int) {
-	pNetLinear1W, scratch := r121.pNetLinear1W, r121.scratch
-	// float32 broadcast kernel M=128 N=96 K=128: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j118 of the nest (0 <= j118 < 8).
+func (r121 *ocannlCharLMBackwardPart113) Part(j118 int) {
+	scratch := r121.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&scratch.net_linear_1_x_grad[2*j117][0][0], &scratch.train_cross_entropy_1_logits_1_grad[2*j117][0][0], &pNetLinear1W[0])
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+8*j118][0], &scratch.net_linear_1_x_grad[0][i1+8*j118][0], &scratch.net_linear_1_x_1[0][i1+8*j118][0], &scratch.net_linear_1_x_3[0][i1+8*j118][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&scratch.net_linear_1_x_grad[2*j117][0][0], &scratch.train_cross_entropy_1_logits_1_grad[2*j117][0][0], &pNetLinear1W[0])
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j118][0], &scratch.net_linear_1_x_grad[0][i1+8*j118][0], &scratch.net_linear_1_x_1[0][i1+8*j118][0], &scratch.net_linear_1_x_3[0][i1+8*j118][0])
+		}
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+2*j117][i1]
-				for i2 := 0; i2 < 128; i2 += 4 {
-					pNetLinear1WRow2 := (*[96]float32)(pNetLinear1W[96*i2 : 96*i2+96])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2]
-					pNetLinear1WRow3 := (*[96]float32)(pNetLinear1W[96*i2+96 : 96*i2+192])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+1]
-					pNetLinear1WRow4 := (*[96]float32)(pNetLinear1W[96*i2+192 : 96*i2+288])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+2]
-					pNetLinear1WRow5 := (*[96]float32)(pNetLinear1W[96*i2+288 : 96*i2+384])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+3]
-					for i3 := range 96 {
-						acc54 := net_linear_1_x_gradRow[i3]
-						acc54 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc54 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc54 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc54 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc54
-					}
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+8*j118]
+				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+8*j118]
+				v := scratch.net_linear_1_x_3[i0][i1+8*j118][0] * scratch.net_linear_1_x_3[i0][i1+8*j118][0]
+				acc57 := scratch.net_linear_1_x_3_grad[i0][i1+8*j118][0]
+				for i2 := range 96 {
+					acc57 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
+				scratch.net_linear_1_x_3_grad[i0][i1+8*j118][0] = acc57
 			}
 		}
 	}
@@ -19767,30 +19215,41 @@ func (r121 *ocannlCharLMBackwardPart113) Part(j117 int) {
 var ocannlCharLMBackwardPart113Records rt.Records[ocannlCharLMBackwardPart113]
 
 // ocannlCharLMBackwardPart114 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart114 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                    *ocannlCharLMBackwardScratch
+	gNetLayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r122 *ocannlCharLMBackwardPart114) Part(j118 int) {
-	scratch := r122.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r122 *ocannlCharLMBackwardPart114) Part(j119 int) {
+	scratch, gNetLayerNorm1GammaPartial := r122.scratch, &r122.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j119] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_linear_1_x_4_grad[i0][8*j118][0], &scratch.net_linear_1_x_grad[i0][8*j118][0])
-		}
+		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j119][0], &scratch.net_linear_1_x_1_grad[2*j119][0][0], &scratch.net_layer_norm_1_centered[2*j119][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_linear_1_x_4_grad[i0][8*j118][0], &scratch.net_linear_1_x_grad[i0][8*j118][0])
-		}
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j119][0], &scratch.net_linear_1_x_1_grad[2*j119][0][0], &scratch.net_layer_norm_1_centered[2*j119][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0][i1+8*j118]
-				net_linear_1_x_4_gradRow := &scratch.net_linear_1_x_4_grad[i0][i1+8*j118]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j119]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_linear_1_x_1_gradRow2 := &scratch.net_linear_1_x_1_grad[i0+2*j119][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+2*j119][i1]
+				net_linear_1_x_1_gradRow3 := &scratch.net_linear_1_x_1_grad[i0+2*j119][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+2*j119][i1+1]
+				net_linear_1_x_1_gradRow4 := &scratch.net_linear_1_x_1_grad[i0+2*j119][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+2*j119][i1+2]
+				net_linear_1_x_1_gradRow5 := &scratch.net_linear_1_x_1_grad[i0+2*j119][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+2*j119][i1+3]
 				for i2 := range 96 {
-					net_linear_1_x_4_gradRow[i2] += net_linear_1_x_gradRow2[i2]
+					acc58 := gNetLayerNorm1GammaPartialRow[i2]
+					acc58 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc58 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc58 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc58 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc58
 				}
 			}
 		}
@@ -19801,37 +19260,31 @@ func (r122 *ocannlCharLMBackwardPart114) Part(j118 int) {
 var ocannlCharLMBackwardPart114Records rt.Records[ocannlCharLMBackwardPart114]
 
 // ocannlCharLMBackwardPart115 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart115 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetLayerNorm1BetaPartial [8][96]float32
+	pNetLayerNorm1Gamma *[96]float32
+	scratch             *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r123 *ocannlCharLMBackwardPart115) Part(j119 int) {
-	scratch, gNetLayerNorm1BetaPartial := r123.scratch, &r123.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j119] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r123 *ocannlCharLMBackwardPart115) Part(j121 int) {
+	pNetLayerNorm1Gamma, scratch := r123.pNetLayerNorm1Gamma, r123.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
+		for i0 := range 16 {
+			ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j121][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j121][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j121][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j121][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j119]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_linear_1_x_gradRow3 := &scratch.net_linear_1_x_grad[i0+2*j119][i1]
-				net_linear_1_x_gradRow4 := &scratch.net_linear_1_x_grad[i0+2*j119][i1+1]
-				net_linear_1_x_gradRow5 := &scratch.net_linear_1_x_grad[i0+2*j119][i1+2]
-				net_linear_1_x_gradRow6 := &scratch.net_linear_1_x_grad[i0+2*j119][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_linear_1_x_1_gradRow6 := &scratch.net_linear_1_x_1_grad[i0][i1+8*j121]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j121]
 				for i2 := range 96 {
-					acc55 := gNetLayerNorm1BetaPartialRow[i2]
-					acc55 += net_linear_1_x_gradRow3[i2]
-					acc55 += net_linear_1_x_gradRow4[i2]
-					acc55 += net_linear_1_x_gradRow5[i2]
-					acc55 += net_linear_1_x_gradRow6[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc55
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_linear_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -19847,26 +19300,25 @@ type ocannlCharLMBackwardPart116 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 8).
-func (r124 *ocannlCharLMBackwardPart116) Part(j121 int) {
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r124 *ocannlCharLMBackwardPart116) Part(j122 int) {
 	scratch := r124.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j121][0], &scratch.net_linear_1_x_4_grad[i0][8*j121][0], &scratch.net_linear_1_x_3[i0][8*j121][0])
+			ocannlMap32AVX512(&scratch.net_layer_norm_1_var_1_grad[i0][8*j122][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j122][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j121][0], &scratch.net_linear_1_x_4_grad[i0][8*j121][0], &scratch.net_linear_1_x_3[i0][8*j121][0])
+			ocannlMap32AVX2(&scratch.net_layer_norm_1_var_1_grad[i0][8*j122][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j122][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_linear_1_x_4_gradRow2 := &scratch.net_linear_1_x_4_grad[i0][i1+8*j121]
-				net_linear_1_x_3V2 := scratch.net_linear_1_x_3[i0][i1+8*j121][0]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0][i1+8*j121]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j122][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j122]
 				for i2 := range 96 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_4_gradRow2[i2] / net_linear_1_x_3V2
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -19882,30 +19334,27 @@ type ocannlCharLMBackwardPart117 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 8).
-func (r125 *ocannlCharLMBackwardPart117) Part(j122 int) {
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r125 *ocannlCharLMBackwardPart117) Part(j123 int) {
 	scratch := r125.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j123][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j123][0], &scratch.net_layer_norm_1_centered[i0][8*j123][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j123][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j123][0], &scratch.net_layer_norm_1_centered[i0][8*j123][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_linear_1_x_4_gradRow3 := &scratch.net_linear_1_x_4_grad[i0][i1+8*j122]
-				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+8*j122]
-				v := scratch.net_linear_1_x_3[i0][i1+8*j122][0] * scratch.net_linear_1_x_3[i0][i1+8*j122][0]
-				acc57 := scratch.net_linear_1_x_3_grad[i0][i1+8*j122][0]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j123]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1+8*j123]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j123]
 				for i2 := range 96 {
-					acc57 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
-				scratch.net_linear_1_x_3_grad[i0][i1+8*j122][0] = acc57
 			}
 		}
 	}
@@ -19915,41 +19364,31 @@ func (r125 *ocannlCharLMBackwardPart117) Part(j122 int) {
 var ocannlCharLMBackwardPart117Records rt.Records[ocannlCharLMBackwardPart117]
 
 // ocannlCharLMBackwardPart118 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart118 struct {
-	scratch                    *ocannlCharLMBackwardScratch
-	gNetLayerNorm1GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r126 *ocannlCharLMBackwardPart118) Part(j123 int) {
-	scratch, gNetLayerNorm1GammaPartial := r126.scratch, &r126.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j123] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r126 *ocannlCharLMBackwardPart118) Part(j124 int) {
+	scratch := r126.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j124][0], &scratch.net_layer_norm_1_centered[i0][8*j124][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j124][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j124][0], &scratch.net_layer_norm_1_centered[i0][8*j124][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j124][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j123]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_linear_1_x_1_gradRow2 := &scratch.net_linear_1_x_1_grad[i0+2*j123][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+2*j123][i1]
-				net_linear_1_x_1_gradRow3 := &scratch.net_linear_1_x_1_grad[i0+2*j123][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+2*j123][i1+1]
-				net_linear_1_x_1_gradRow4 := &scratch.net_linear_1_x_1_grad[i0+2*j123][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+2*j123][i1+2]
-				net_linear_1_x_1_gradRow5 := &scratch.net_linear_1_x_1_grad[i0+2*j123][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+2*j123][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1+8*j124]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j124]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j124]
 				for i2 := range 96 {
-					acc58 := gNetLayerNorm1GammaPartialRow[i2]
-					acc58 += net_linear_1_x_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc58 += net_linear_1_x_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc58 += net_linear_1_x_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc58 += net_linear_1_x_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc58
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -19962,30 +19401,31 @@ var ocannlCharLMBackwardPart118Records rt.Records[ocannlCharLMBackwardPart118]
 // ocannlCharLMBackwardPart119 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart119 struct {
-	pNetLayerNorm1Gamma *[96]float32
-	scratch             *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j125 of the nest (0 <= j125 < 8).
 func (r127 *ocannlCharLMBackwardPart119) Part(j125 int) {
-	pNetLayerNorm1Gamma, scratch := r127.pNetLayerNorm1Gamma, r127.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r127.scratch
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j125][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j125][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j125][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j125][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j125][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j125][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j125][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j125][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_linear_1_x_1_gradRow6 := &scratch.net_linear_1_x_1_grad[i0][i1+8*j125]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j125]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j125]
+				acc60 := scratch.net_layer_norm_1_mean_grad[i0][i1+8*j125][0]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_linear_1_x_1_gradRow6[i2]
+					acc60 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+8*j125][0] = acc60
 			}
 		}
 	}
@@ -20003,22 +19443,22 @@ type ocannlCharLMBackwardPart120 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r128 *ocannlCharLMBackwardPart120) Part(j126 int) {
 	scratch := r128.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_layer_norm_1_var_1_grad[i0][8*j126][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j126][0])
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j126][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j126][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_layer_norm_1_var_1_grad[i0][8*j126][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j126][0])
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j126][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j126][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j126][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j126]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j126][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j126]
 				for i2 := range 96 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -20031,29 +19471,30 @@ var ocannlCharLMBackwardPart120Records rt.Records[ocannlCharLMBackwardPart120]
 // ocannlCharLMBackwardPart121 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart121 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock3Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j127 of the nest (0 <= j127 < 8).
 func (r129 *ocannlCharLMBackwardPart121) Part(j127 int) {
-	scratch := r129.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	nNetBlock3Dropout2Mask, scratch := r129.nNetBlock3Dropout2Mask, r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j127][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j127][0], &scratch.net_layer_norm_1_centered[i0][8*j127][0])
+			ocannlMap35AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j127][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j127][0], &nNetBlock3Dropout2Mask[6144*i0+768*j127])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j127][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j127][0], &scratch.net_layer_norm_1_centered[i0][8*j127][0])
+			ocannlMap35AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j127][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j127][0], &nNetBlock3Dropout2Mask[6144*i0+768*j127])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j127]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1+8*j127]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j127]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j127]
+				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j127 : 6144*i0+96*i1+768*j127+96])
+				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j127]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_block_3_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow6[i2] * nNetBlock3Dropout2MaskRow2[i2]
 				}
 			}
 		}
@@ -20064,31 +19505,37 @@ func (r129 *ocannlCharLMBackwardPart121) Part(j127 int) {
 var ocannlCharLMBackwardPart121Records rt.Records[ocannlCharLMBackwardPart121]
 
 // ocannlCharLMBackwardPart122 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart122 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock3Linear1BPartial [8][96]float32
 }
 
 // Part runs part j128 of the nest (0 <= j128 < 8).
 func (r130 *ocannlCharLMBackwardPart122) Part(j128 int) {
-	scratch := r130.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	scratch, gNetBlock3Linear1BPartial := r130.scratch, &r130.gNetBlock3Linear1BPartial
+	gNetBlock3Linear1BPartial[j128] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j128][0], &scratch.net_layer_norm_1_centered[i0][8*j128][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j128][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock3Linear1BPartial[j128][0], &scratch.net_block_3_dropout_2_x_grad[2*j128][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j128][0], &scratch.net_layer_norm_1_centered[i0][8*j128][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j128][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock3Linear1BPartial[j128][0], &scratch.net_block_3_dropout_2_x_grad[2*j128][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1+8*j128]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j128]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j128]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j128]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j128][i1]
+				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j128][i1+1]
+				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j128][i1+2]
+				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j128][i1+3]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					acc61 := gNetBlock3Linear1BPartialRow[i2]
+					acc61 += net_block_3_dropout_2_x_gradRow2[i2]
+					acc61 += net_block_3_dropout_2_x_gradRow3[i2]
+					acc61 += net_block_3_dropout_2_x_gradRow4[i2]
+					acc61 += net_block_3_dropout_2_x_gradRow5[i2]
+					gNetBlock3Linear1BPartialRow[i2] = acc61
 				}
 			}
 		}
@@ -20098,31 +19545,31 @@ func (r130 *ocannlCharLMBackwardPart122) Part(j128 int) {
 // ocannlCharLMBackwardPart122Records holds the free ocannlCharLMBackwardPart122 records.
 var ocannlCharLMBackwardPart122Records rt.Records[ocannlCharLMBackwardPart122]
 
-// ocannlCharLMBackwardPart123 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlCharLMBackwardPart123 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart123 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock3Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r131 *ocannlCharLMBackwardPart123) Part(j129 int) {
-	scratch := r131.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j130 of the nest (0 <= j130 < 6).
+func (r131 *ocannlCharLMBackwardPart123) Part(j130 int) {
+	gNetBlock3Linear1W, scratch := r131.gNetBlock3Linear1W, r131.scratch
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h3_grad[i0][8*j129][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j129][0])
-		}
+		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j130], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j130])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h3_grad[i0][8*j129][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j129][0])
-		}
+		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j130], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j130])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j129]
-				net_h3_gradRow := &scratch.net_h3_grad[i0][i1+8*j129]
+			for i1 := range 64 {
+				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
 				for i2 := range 96 {
-					net_h3_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_block_3_dropout_2_x_gradV := scratch.net_block_3_dropout_2_x_grad[i0][i1][i2]
+					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j130 : 384*i2+64*j130+64])
+					for i3 := range 64 {
+						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_gradV * net_block_3_linear_1_xRow3[i3+64*j130]
+					}
 				}
 			}
 		}
@@ -20133,33 +19580,43 @@ func (r131 *ocannlCharLMBackwardPart123) Part(j129 int) {
 var ocannlCharLMBackwardPart123Records rt.Records[ocannlCharLMBackwardPart123]
 
 // ocannlCharLMBackwardPart124 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart124 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock3Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r132 *ocannlCharLMBackwardPart124) Part(j130 int) {
-	scratch := r132.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r132 *ocannlCharLMBackwardPart124) Part(j131 int) {
+	pNetBlock3Linear1W, scratch := r132.pNetBlock3Linear1W, r132.scratch
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
-		}
+		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j131][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j131][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
-		}
+		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j131][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j131][0][0], &pNetBlock3Linear1W[0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j130]
-				acc60 := scratch.net_layer_norm_1_mean_grad[i0][i1+8*j130][0]
-				for i2 := range 96 {
-					acc60 -= net_layer_norm_1_centered_gradRow5[i2]
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j131][i1]
+				for i2 := 0; i2 < 96; i2 += 4 {
+					pNetBlock3Linear1WRow2 := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
+					net_block_3_dropout_2_x_gradV2 := scratch.net_block_3_dropout_2_x_grad[i0+2*j131][i1][i2]
+					pNetBlock3Linear1WRow3 := (*[384]float32)(pNetBlock3Linear1W[384*i2+384 : 384*i2+768])
+					net_block_3_dropout_2_x_gradV3 := scratch.net_block_3_dropout_2_x_grad[i0+2*j131][i1][i2+1]
+					pNetBlock3Linear1WRow4 := (*[384]float32)(pNetBlock3Linear1W[384*i2+768 : 384*i2+1152])
+					net_block_3_dropout_2_x_gradV4 := scratch.net_block_3_dropout_2_x_grad[i0+2*j131][i1][i2+2]
+					pNetBlock3Linear1WRow5 := (*[384]float32)(pNetBlock3Linear1W[384*i2+1152 : 384*i2+1536])
+					net_block_3_dropout_2_x_gradV5 := scratch.net_block_3_dropout_2_x_grad[i0+2*j131][i1][i2+3]
+					for i3 := range 384 {
+						acc63 := net_block_3_linear_1_x_gradRow[i3]
+						acc63 += pNetBlock3Linear1WRow2[i3] * net_block_3_dropout_2_x_gradV2
+						acc63 += pNetBlock3Linear1WRow3[i3] * net_block_3_dropout_2_x_gradV3
+						acc63 += pNetBlock3Linear1WRow4[i3] * net_block_3_dropout_2_x_gradV4
+						acc63 += pNetBlock3Linear1WRow5[i3] * net_block_3_dropout_2_x_gradV5
+						net_block_3_linear_1_x_gradRow[i3] = acc63
+					}
 				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+8*j130][0] = acc60
 			}
 		}
 	}
@@ -20174,25 +19631,22 @@ type ocannlCharLMBackwardPart125 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r133 *ocannlCharLMBackwardPart125) Part(j131 int) {
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r133 *ocannlCharLMBackwardPart125) Part(j132 int) {
 	scratch := r133.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_h3_grad[0][i1+8*j131][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j131][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_h3_grad[0][i1+8*j131][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j131][0])
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap36AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_2[i0][8*j132][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j131][0]
-				net_h3_gradRow2 := &scratch.net_h3_grad[i0][i1+8*j131]
-				for i2 := range 96 {
-					net_h3_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
+				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j132]
+				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j132]
+				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j132]
+				for i2 := range 384 {
+					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_3_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_3_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_3_linear_1_x_2Row3[i2]*net_block_3_linear_1_x_2Row3[i2])))))))
 				}
 			}
 		}
@@ -20203,30 +19657,37 @@ func (r133 *ocannlCharLMBackwardPart125) Part(j131 int) {
 var ocannlCharLMBackwardPart125Records rt.Records[ocannlCharLMBackwardPart125]
 
 // ocannlCharLMBackwardPart126 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart126 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock3Linear2BPartial [8][384]float32
 }
 
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r134 *ocannlCharLMBackwardPart126) Part(j132 int) {
-	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r134 *ocannlCharLMBackwardPart126) Part(j133 int) {
+	scratch, gNetBlock3Linear2BPartial := r134.scratch, &r134.gNetBlock3Linear2BPartial
+	gNetBlock3Linear2BPartial[j133] = [384]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_x1_grad[i0][8*j132][0], &scratch.net_h3_grad[i0][8*j132][0])
-		}
+		ocannlReduce13AVX512(&gNetBlock3Linear2BPartial[j133][0], &scratch.net_block_3_linear_1_x_2_grad[2*j133][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_x1_grad[i0][8*j132][0], &scratch.net_h3_grad[i0][8*j132][0])
-		}
+		ocannlReduce13AVX2(&gNetBlock3Linear2BPartial[j133][0], &scratch.net_block_3_linear_1_x_2_grad[2*j133][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3_gradRow3 := &scratch.net_h3_grad[i0][i1+8*j132]
-				net_block_3_x1_gradRow := &scratch.net_block_3_x1_grad[i0][i1+8*j132]
-				for i2 := range 96 {
-					net_block_3_x1_gradRow[i2] += net_h3_gradRow3[i2]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j133]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j133][i1]
+				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j133][i1+1]
+				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j133][i1+2]
+				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j133][i1+3]
+				for i2 := range 384 {
+					acc64 := gNetBlock3Linear2BPartialRow[i2]
+					acc64 += net_block_3_linear_1_x_2_gradRow2[i2]
+					acc64 += net_block_3_linear_1_x_2_gradRow3[i2]
+					acc64 += net_block_3_linear_1_x_2_gradRow4[i2]
+					acc64 += net_block_3_linear_1_x_2_gradRow5[i2]
+					gNetBlock3Linear2BPartialRow[i2] = acc64
 				}
 			}
 		}
@@ -20237,30 +19698,30 @@ func (r134 *ocannlCharLMBackwardPart126) Part(j132 int) {
 var ocannlCharLMBackwardPart126Records rt.Records[ocannlCharLMBackwardPart126]
 
 // ocannlCharLMBackwardPart127 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 48 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart127 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock3Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r135 *ocannlCharLMBackwardPart127) Part(j133 int) {
-	scratch := r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r135 *ocannlCharLMBackwardPart127) Part(j135 int) {
+	gNetBlock3Linear2W, scratch := r135.gNetBlock3Linear2W, r135.scratch
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h3_1_grad[i0][8*j133][0], &scratch.net_h3_grad[i0][8*j133][0])
-		}
+		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j135], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j135], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h3_1_grad[i0][8*j133][0], &scratch.net_h3_grad[i0][8*j133][0])
-		}
+		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j135], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j135], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3_gradRow4 := &scratch.net_h3_grad[i0][i1+8*j133]
-				net_h3_1_gradRow := &scratch.net_h3_1_grad[i0][i1+8*j133]
-				for i2 := range 96 {
-					net_h3_1_gradRow[i2] += net_h3_gradRow4[i2]
+			for i1 := range 64 {
+				net_block_3_linear_2_xRow3 := &scratch.net_block_3_linear_2_x[i0][i1]
+				for i2 := range 48 {
+					net_block_3_linear_1_x_2_gradV := scratch.net_block_3_linear_1_x_2_grad[i0][i1][i2+48*j135]
+					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j135 : 96*i2+4608*j135+96])
+					for i3 := range 96 {
+						gNetBlock3Linear2WRow[i3] += net_block_3_linear_1_x_2_gradV * net_block_3_linear_2_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -20271,32 +19732,42 @@ func (r135 *ocannlCharLMBackwardPart127) Part(j133 int) {
 var ocannlCharLMBackwardPart127Records rt.Records[ocannlCharLMBackwardPart127]
 
 // ocannlCharLMBackwardPart128 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart128 struct {
-	nNetBlock3Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
+	pNetBlock3Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r136 *ocannlCharLMBackwardPart128) Part(j134 int) {
-	nNetBlock3Dropout2Mask, scratch := r136.nNetBlock3Dropout2Mask, r136.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r136 *ocannlCharLMBackwardPart128) Part(j136 int) {
+	pNetBlock3Linear2W, scratch := r136.pNetBlock3Linear2W, r136.scratch
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j134][0], &scratch.net_h3_1_grad[i0][8*j134][0], &nNetBlock3Dropout2Mask[6144*i0+768*j134])
-		}
+		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j136][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j136][0][0], &pNetBlock3Linear2W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j134][0], &scratch.net_h3_1_grad[i0][8*j134][0], &nNetBlock3Dropout2Mask[6144*i0+768*j134])
-		}
+		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j136][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j136][0][0], &pNetBlock3Linear2W[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h3_1_gradRow2 := &scratch.net_h3_1_grad[i0][i1+8*j134]
-				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j134 : 6144*i0+96*i1+768*j134+96])
-				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j134]
-				for i2 := range 96 {
-					net_block_3_dropout_2_x_gradRow[i2] += net_h3_1_gradRow2[i2] * nNetBlock3Dropout2MaskRow2[i2]
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j136][i1]
+				for i2 := 0; i2 < 384; i2 += 4 {
+					pNetBlock3Linear2WRow2 := (*[96]float32)(pNetBlock3Linear2W[96*i2 : 96*i2+96])
+					net_block_3_linear_1_x_2_gradV2 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j136][i1][i2]
+					pNetBlock3Linear2WRow3 := (*[96]float32)(pNetBlock3Linear2W[96*i2+96 : 96*i2+192])
+					net_block_3_linear_1_x_2_gradV3 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j136][i1][i2+1]
+					pNetBlock3Linear2WRow4 := (*[96]float32)(pNetBlock3Linear2W[96*i2+192 : 96*i2+288])
+					net_block_3_linear_1_x_2_gradV4 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j136][i1][i2+2]
+					pNetBlock3Linear2WRow5 := (*[96]float32)(pNetBlock3Linear2W[96*i2+288 : 96*i2+384])
+					net_block_3_linear_1_x_2_gradV5 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j136][i1][i2+3]
+					for i3 := range 96 {
+						acc66 := net_block_3_linear_2_x_gradRow[i3]
+						acc66 += pNetBlock3Linear2WRow2[i3] * net_block_3_linear_1_x_2_gradV2
+						acc66 += pNetBlock3Linear2WRow3[i3] * net_block_3_linear_1_x_2_gradV3
+						acc66 += pNetBlock3Linear2WRow4[i3] * net_block_3_linear_1_x_2_gradV4
+						acc66 += pNetBlock3Linear2WRow5[i3] * net_block_3_linear_1_x_2_gradV5
+						net_block_3_linear_2_x_gradRow[i3] = acc66
+					}
 				}
 			}
 		}
@@ -20307,30 +19778,37 @@ func (r136 *ocannlCharLMBackwardPart128) Part(j134 int) {
 var ocannlCharLMBackwardPart128Records rt.Records[ocannlCharLMBackwardPart128]
 
 // ocannlCharLMBackwardPart129 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart129 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock3LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r137 *ocannlCharLMBackwardPart129) Part(j135 int) {
-	scratch := r137.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r137 *ocannlCharLMBackwardPart129) Part(j137 int) {
+	scratch, gNetBlock3LayerNorm2BetaPartial := r137.scratch, &r137.gNetBlock3LayerNorm2BetaPartial
+	gNetBlock3LayerNorm2BetaPartial[j137] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_dropout_2_x_1_grad[i0][8*j135][0], &scratch.net_block_3_dropout_2_x_grad[i0][8*j135][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock3LayerNorm2BetaPartial[j137][0], &scratch.net_block_3_linear_2_x_grad[2*j137][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_dropout_2_x_1_grad[i0][8*j135][0], &scratch.net_block_3_dropout_2_x_grad[i0][8*j135][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm2BetaPartial[j137][0], &scratch.net_block_3_linear_2_x_grad[2*j137][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j135]
-				net_block_3_dropout_2_x_1_gradRow := &scratch.net_block_3_dropout_2_x_1_grad[i0][i1+8*j135]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j137]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0+2*j137][i1]
+				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j137][i1+1]
+				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j137][i1+2]
+				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j137][i1+3]
 				for i2 := range 96 {
-					net_block_3_dropout_2_x_1_gradRow[i2] += net_block_3_dropout_2_x_gradRow2[i2]
+					acc67 := gNetBlock3LayerNorm2BetaPartialRow[i2]
+					acc67 += net_block_3_linear_2_x_gradRow2[i2]
+					acc67 += net_block_3_linear_2_x_gradRow3[i2]
+					acc67 += net_block_3_linear_2_x_gradRow4[i2]
+					acc67 += net_block_3_linear_2_x_gradRow5[i2]
+					gNetBlock3LayerNorm2BetaPartialRow[i2] = acc67
 				}
 			}
 		}
@@ -20341,37 +19819,31 @@ func (r137 *ocannlCharLMBackwardPart129) Part(j135 int) {
 var ocannlCharLMBackwardPart129Records rt.Records[ocannlCharLMBackwardPart129]
 
 // ocannlCharLMBackwardPart130 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart130 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock3Linear1BPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j136 of the nest (0 <= j136 < 8).
-func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
-	scratch, gNetBlock3Linear1BPartial := r138.scratch, &r138.gNetBlock3Linear1BPartial
-	gNetBlock3Linear1BPartial[j136] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r138 *ocannlCharLMBackwardPart130) Part(j139 int) {
+	scratch := r138.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j139][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j139][0], &scratch.net_block_3_linear_2_x_3[i0][8*j139][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j139][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j139][0], &scratch.net_block_3_linear_2_x_3[i0][8*j139][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j136]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j136][i1]
-				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j136][i1+1]
-				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j136][i1+2]
-				net_block_3_dropout_2_x_gradRow6 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j136][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j139]
+				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j139][0]
+				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j139]
 				for i2 := range 96 {
-					acc61 := gNetBlock3Linear1BPartialRow[i2]
-					acc61 += net_block_3_dropout_2_x_gradRow3[i2]
-					acc61 += net_block_3_dropout_2_x_gradRow4[i2]
-					acc61 += net_block_3_dropout_2_x_gradRow5[i2]
-					acc61 += net_block_3_dropout_2_x_gradRow6[i2]
-					gNetBlock3Linear1BPartialRow[i2] = acc61
+					net_block_3_linear_2_x_1_gradRow[i2] += net_block_3_linear_2_x_gradRow6[i2] / net_block_3_linear_2_x_3V2
 				}
 			}
 		}
@@ -20381,32 +19853,36 @@ func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
 // ocannlCharLMBackwardPart130Records holds the free ocannlCharLMBackwardPart130 records.
 var ocannlCharLMBackwardPart130Records rt.Records[ocannlCharLMBackwardPart130]
 
-// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
-// for each 64 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart131 struct {
-	gNetBlock3Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j138 of the nest (0 <= j138 < 6).
-func (r139 *ocannlCharLMBackwardPart131) Part(j138 int) {
-	gNetBlock3Linear1W, scratch := r139.gNetBlock3Linear1W, r139.scratch
-	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r139 *ocannlCharLMBackwardPart131) Part(j140 int) {
+	scratch := r139.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j138])
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j140][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j138])
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j140][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j140][0])
+		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
+			for i1 := range 8 {
+				net_block_3_linear_2_x_gradRow7 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j140]
+				net_block_3_linear_2_x_1Row3 := &scratch.net_block_3_linear_2_x_1[i0][i1+8*j140]
+				v2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j140][0] * scratch.net_block_3_linear_2_x_3[i0][i1+8*j140][0]
+				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j140][0]
 				for i2 := range 96 {
-					net_block_3_dropout_2_x_1_gradV := scratch.net_block_3_dropout_2_x_1_grad[i0][i1][i2]
-					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j138 : 384*i2+64*j138+64])
-					for i3 := range 64 {
-						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_1_gradV * net_block_3_linear_1_xRow3[i3+64*j138]
-					}
+					acc69 += net_block_3_linear_2_x_gradRow7[i2] * (-(net_block_3_linear_2_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j140][0] = acc69
 			}
 		}
 	}
@@ -20418,40 +19894,39 @@ var ocannlCharLMBackwardPart131Records rt.Records[ocannlCharLMBackwardPart131]
 // ocannlCharLMBackwardPart132 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart132 struct {
-	pNetBlock3Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock3LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 8).
-func (r140 *ocannlCharLMBackwardPart132) Part(j139 int) {
-	pNetBlock3Linear1W, scratch := r140.pNetBlock3Linear1W, r140.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r140 *ocannlCharLMBackwardPart132) Part(j141 int) {
+	scratch, gNetBlock3LayerNorm2GammaPartial := r140.scratch, &r140.gNetBlock3LayerNorm2GammaPartial
+	gNetBlock3LayerNorm2GammaPartial[j141] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j139][0][0], &scratch.net_block_3_dropout_2_x_1_grad[2*j139][0][0], &pNetBlock3Linear1W[0])
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm2GammaPartial[j141][0], &scratch.net_block_3_linear_2_x_1_grad[2*j141][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j141][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j139][0][0], &scratch.net_block_3_dropout_2_x_1_grad[2*j139][0][0], &pNetBlock3Linear1W[0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm2GammaPartial[j141][0], &scratch.net_block_3_linear_2_x_1_grad[2*j141][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j141][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j141]
 		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j139][i1]
-				for i2 := 0; i2 < 96; i2 += 4 {
-					pNetBlock3Linear1WRow2 := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
-					net_block_3_dropout_2_x_1_gradV2 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2]
-					pNetBlock3Linear1WRow3 := (*[384]float32)(pNetBlock3Linear1W[384*i2+384 : 384*i2+768])
-					net_block_3_dropout_2_x_1_gradV3 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+1]
-					pNetBlock3Linear1WRow4 := (*[384]float32)(pNetBlock3Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_3_dropout_2_x_1_gradV4 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+2]
-					pNetBlock3Linear1WRow5 := (*[384]float32)(pNetBlock3Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_3_dropout_2_x_1_gradV5 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+3]
-					for i3 := range 384 {
-						acc63 := net_block_3_linear_1_x_gradRow[i3]
-						acc63 += pNetBlock3Linear1WRow2[i3] * net_block_3_dropout_2_x_1_gradV2
-						acc63 += pNetBlock3Linear1WRow3[i3] * net_block_3_dropout_2_x_1_gradV3
-						acc63 += pNetBlock3Linear1WRow4[i3] * net_block_3_dropout_2_x_1_gradV4
-						acc63 += pNetBlock3Linear1WRow5[i3] * net_block_3_dropout_2_x_1_gradV5
-						net_block_3_linear_1_x_gradRow[i3] = acc63
-					}
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j141][i1]
+				net_block_3_layer_norm_2_centeredRow4 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j141][i1]
+				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j141][i1+1]
+				net_block_3_layer_norm_2_centeredRow5 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j141][i1+1]
+				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j141][i1+2]
+				net_block_3_layer_norm_2_centeredRow6 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j141][i1+2]
+				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j141][i1+3]
+				net_block_3_layer_norm_2_centeredRow7 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j141][i1+3]
+				for i2 := range 96 {
+					acc70 := gNetBlock3LayerNorm2GammaPartialRow[i2]
+					acc70 += net_block_3_linear_2_x_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow4[i2]
+					acc70 += net_block_3_linear_2_x_1_gradRow3[i2] * net_block_3_layer_norm_2_centeredRow5[i2]
+					acc70 += net_block_3_linear_2_x_1_gradRow4[i2] * net_block_3_layer_norm_2_centeredRow6[i2]
+					acc70 += net_block_3_linear_2_x_1_gradRow5[i2] * net_block_3_layer_norm_2_centeredRow7[i2]
+					gNetBlock3LayerNorm2GammaPartialRow[i2] = acc70
 				}
 			}
 		}
@@ -20464,25 +19939,29 @@ var ocannlCharLMBackwardPart132Records rt.Records[ocannlCharLMBackwardPart132]
 // ocannlCharLMBackwardPart133 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart133 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock3LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r141 *ocannlCharLMBackwardPart133) Part(j140 int) {
-	scratch := r141.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r141 *ocannlCharLMBackwardPart133) Part(j143 int) {
+	pNetBlock3LayerNorm2Gamma, scratch := r141.pNetBlock3LayerNorm2Gamma, r141.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j140][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j140][0], &scratch.net_block_3_linear_1_x_2[i0][8*j140][0])
+			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j143][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j143][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j143][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j143][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j140]
-				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j140]
-				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j140]
-				for i2 := range 384 {
-					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_3_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_3_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_3_linear_1_x_2Row3[i2]*net_block_3_linear_1_x_2Row3[i2])))))))
+				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j143]
+				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j143]
+				for i2 := range 96 {
+					net_block_3_layer_norm_2_centered_gradRow[i2] += pNetBlock3LayerNorm2Gamma[i2] * net_block_3_linear_2_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -20498,25 +19977,25 @@ type ocannlCharLMBackwardPart134 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j141 of the nest (0 <= j141 < 8).
-func (r142 *ocannlCharLMBackwardPart134) Part(j141 int) {
+// Part runs part j144 of the nest (0 <= j144 < 8).
+func (r142 *ocannlCharLMBackwardPart134) Part(j144 int) {
 	scratch := r142.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_3_linear_1_x_1_grad[i0][8*j141][0], &scratch.net_block_3_linear_1_x_2_grad[i0][8*j141][0])
+			ocannlMap32AVX512(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j144][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j144][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_3_linear_1_x_1_grad[i0][8*j141][0], &scratch.net_block_3_linear_1_x_2_grad[i0][8*j141][0])
+			ocannlMap32AVX2(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j144][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j144][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j141]
-				net_block_3_linear_1_x_1_gradRow := &scratch.net_block_3_linear_1_x_1_grad[i0][i1+8*j141]
-				for i2 := range 384 {
-					net_block_3_linear_1_x_1_gradRow[i2] += net_block_3_linear_1_x_2_gradRow2[i2]
+				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j144][0]
+				net_block_3_layer_norm_2_var_1_gradRow := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j144]
+				for i2 := range 96 {
+					net_block_3_layer_norm_2_var_1_gradRow[i2] += net_block_3_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -20527,37 +20006,31 @@ func (r142 *ocannlCharLMBackwardPart134) Part(j141 int) {
 var ocannlCharLMBackwardPart134Records rt.Records[ocannlCharLMBackwardPart134]
 
 // ocannlCharLMBackwardPart135 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart135 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock3Linear2BPartial [8][384]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r143 *ocannlCharLMBackwardPart135) Part(j142 int) {
-	scratch, gNetBlock3Linear2BPartial := r143.scratch, &r143.gNetBlock3Linear2BPartial
-	gNetBlock3Linear2BPartial[j142] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j145 of the nest (0 <= j145 < 8).
+func (r143 *ocannlCharLMBackwardPart135) Part(j145 int) {
+	scratch := r143.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j145][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j145][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j145][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j145][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j145][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j145][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j142]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j142][i1]
-				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j142][i1+1]
-				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j142][i1+2]
-				net_block_3_linear_1_x_2_gradRow6 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j142][i1+3]
-				for i2 := range 384 {
-					acc64 := gNetBlock3Linear2BPartialRow[i2]
-					acc64 += net_block_3_linear_1_x_2_gradRow3[i2]
-					acc64 += net_block_3_linear_1_x_2_gradRow4[i2]
-					acc64 += net_block_3_linear_1_x_2_gradRow5[i2]
-					acc64 += net_block_3_linear_1_x_2_gradRow6[i2]
-					gNetBlock3Linear2BPartialRow[i2] = acc64
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_2_var_1_gradRow2 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j145]
+				net_block_3_layer_norm_2_centeredRow8 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j145]
+				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j145]
+				for i2 := range 96 {
+					net_block_3_layer_norm_2_centered_gradRow2[i2] += net_block_3_layer_norm_2_var_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -20568,30 +20041,31 @@ func (r143 *ocannlCharLMBackwardPart135) Part(j142 int) {
 var ocannlCharLMBackwardPart135Records rt.Records[ocannlCharLMBackwardPart135]
 
 // ocannlCharLMBackwardPart136 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart136 struct {
-	gNetBlock3Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r144 *ocannlCharLMBackwardPart136) Part(j144 int) {
-	gNetBlock3Linear2W, scratch := r144.gNetBlock3Linear2W, r144.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j146 of the nest (0 <= j146 < 8).
+func (r144 *ocannlCharLMBackwardPart136) Part(j146 int) {
+	scratch := r144.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j146][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j146][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j146][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j146][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j146][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j146][0])
+		}
 	} else {
 		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_3_linear_2_xRow3 := &scratch.net_block_3_linear_2_x[i0][i1]
-				for i2 := range 48 {
-					net_block_3_linear_1_x_1_gradV := scratch.net_block_3_linear_1_x_1_grad[i0][i1][i2+48*j144]
-					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j144 : 96*i2+4608*j144+96])
-					for i3 := range 96 {
-						gNetBlock3Linear2WRow[i3] += net_block_3_linear_1_x_1_gradV * net_block_3_linear_2_xRow3[i3]
-					}
+			for i1 := range 8 {
+				net_block_3_layer_norm_2_centeredRow9 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j146]
+				net_block_3_layer_norm_2_var_1_gradRow3 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j146]
+				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j146]
+				for i2 := range 96 {
+					net_block_3_layer_norm_2_centered_gradRow3[i2] += net_block_3_layer_norm_2_centeredRow9[i2] * net_block_3_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -20602,42 +20076,30 @@ func (r144 *ocannlCharLMBackwardPart136) Part(j144 int) {
 var ocannlCharLMBackwardPart136Records rt.Records[ocannlCharLMBackwardPart136]
 
 // ocannlCharLMBackwardPart137 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart137 struct {
-	pNetBlock3Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j145 of the nest (0 <= j145 < 8).
-func (r145 *ocannlCharLMBackwardPart137) Part(j145 int) {
-	pNetBlock3Linear2W, scratch := r145.pNetBlock3Linear2W, r145.scratch
-	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
+// Part runs part j147 of the nest (0 <= j147 < 8).
+func (r145 *ocannlCharLMBackwardPart137) Part(j147 int) {
+	scratch := r145.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j145][0][0], &scratch.net_block_3_linear_1_x_1_grad[2*j145][0][0], &pNetBlock3Linear2W[0])
+		for i0 := range 16 {
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j147][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j147][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j145][0][0], &scratch.net_block_3_linear_1_x_1_grad[2*j145][0][0], &pNetBlock3Linear2W[0])
+		for i0 := range 16 {
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j147][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j147][0])
+		}
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j145][i1]
-				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock3Linear2WRow2 := (*[96]float32)(pNetBlock3Linear2W[96*i2 : 96*i2+96])
-					net_block_3_linear_1_x_1_gradV2 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2]
-					pNetBlock3Linear2WRow3 := (*[96]float32)(pNetBlock3Linear2W[96*i2+96 : 96*i2+192])
-					net_block_3_linear_1_x_1_gradV3 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+1]
-					pNetBlock3Linear2WRow4 := (*[96]float32)(pNetBlock3Linear2W[96*i2+192 : 96*i2+288])
-					net_block_3_linear_1_x_1_gradV4 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+2]
-					pNetBlock3Linear2WRow5 := (*[96]float32)(pNetBlock3Linear2W[96*i2+288 : 96*i2+384])
-					net_block_3_linear_1_x_1_gradV5 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+3]
-					for i3 := range 96 {
-						acc66 := net_block_3_linear_2_x_gradRow[i3]
-						acc66 += pNetBlock3Linear2WRow2[i3] * net_block_3_linear_1_x_1_gradV2
-						acc66 += pNetBlock3Linear2WRow3[i3] * net_block_3_linear_1_x_1_gradV3
-						acc66 += pNetBlock3Linear2WRow4[i3] * net_block_3_linear_1_x_1_gradV4
-						acc66 += pNetBlock3Linear2WRow5[i3] * net_block_3_linear_1_x_1_gradV5
-						net_block_3_linear_2_x_gradRow[i3] = acc66
-					}
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j147]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j147]
+				for i2 := range 96 {
+					net_layer_norm_1_centered_gradRow7[i2] += net_block_3_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -20653,26 +20115,28 @@ type ocannlCharLMBackwardPart138 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j146 of the nest (0 <= j146 < 8).
-func (r146 *ocannlCharLMBackwardPart138) Part(j146 int) {
+// Part runs part j148 of the nest (0 <= j148 < 8).
+func (r146 *ocannlCharLMBackwardPart138) Part(j148 int) {
 	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_linear_2_x_4_grad[i0][8*j146][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j146][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j148][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j148][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_linear_2_x_4_grad[i0][8*j146][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j146][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j148][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j148][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j146]
-				net_block_3_linear_2_x_4_gradRow := &scratch.net_block_3_linear_2_x_4_grad[i0][i1+8*j146]
+				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j148]
+				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j148][0]
 				for i2 := range 96 {
-					net_block_3_linear_2_x_4_gradRow[i2] += net_block_3_linear_2_x_gradRow2[i2]
+					acc72 -= net_block_3_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j148][0] = acc72
 			}
 		}
 	}
@@ -20682,37 +20146,30 @@ func (r146 *ocannlCharLMBackwardPart138) Part(j146 int) {
 var ocannlCharLMBackwardPart138Records rt.Records[ocannlCharLMBackwardPart138]
 
 // ocannlCharLMBackwardPart139 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart139 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock3LayerNorm2BetaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j147 of the nest (0 <= j147 < 8).
-func (r147 *ocannlCharLMBackwardPart139) Part(j147 int) {
-	scratch, gNetBlock3LayerNorm2BetaPartial := r147.scratch, &r147.gNetBlock3LayerNorm2BetaPartial
-	gNetBlock3LayerNorm2BetaPartial[j147] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r147 *ocannlCharLMBackwardPart139) Part(j149 int) {
+	scratch := r147.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j149][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j149][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j149][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j149][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j147]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j147][i1]
-				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j147][i1+1]
-				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j147][i1+2]
-				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0+2*j147][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j149][0]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j149]
 				for i2 := range 96 {
-					acc67 := gNetBlock3LayerNorm2BetaPartialRow[i2]
-					acc67 += net_block_3_linear_2_x_gradRow3[i2]
-					acc67 += net_block_3_linear_2_x_gradRow4[i2]
-					acc67 += net_block_3_linear_2_x_gradRow5[i2]
-					acc67 += net_block_3_linear_2_x_gradRow6[i2]
-					gNetBlock3LayerNorm2BetaPartialRow[i2] = acc67
+					net_layer_norm_1_centered_gradRow8[i2] += net_block_3_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -20725,29 +20182,30 @@ var ocannlCharLMBackwardPart139Records rt.Records[ocannlCharLMBackwardPart139]
 // ocannlCharLMBackwardPart140 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart140 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock3Dropout1Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j149 of the nest (0 <= j149 < 8).
-func (r148 *ocannlCharLMBackwardPart140) Part(j149 int) {
-	scratch := r148.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+// Part runs part j150 of the nest (0 <= j150 < 8).
+func (r148 *ocannlCharLMBackwardPart140) Part(j150 int) {
+	nNetBlock3Dropout1Mask, scratch := r148.nNetBlock3Dropout1Mask, r148.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_4_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_3[i0][8*j149][0])
+			ocannlMap35AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j150][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j150][0], &nNetBlock3Dropout1Mask[6144*i0+768*j150])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_4_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_3[i0][8*j149][0])
+			ocannlMap35AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j150][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j150][0], &nNetBlock3Dropout1Mask[6144*i0+768*j150])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_2_x_4_gradRow2 := &scratch.net_block_3_linear_2_x_4_grad[i0][i1+8*j149]
-				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j149][0]
-				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j149]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j150]
+				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j150 : 6144*i0+96*i1+768*j150+96])
+				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j150]
 				for i2 := range 96 {
-					net_block_3_linear_2_x_1_gradRow[i2] += net_block_3_linear_2_x_4_gradRow2[i2] / net_block_3_linear_2_x_3V2
+					net_block_3_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow9[i2] * nNetBlock3Dropout1MaskRow2[i2]
 				}
 			}
 		}
@@ -20757,36 +20215,34 @@ func (r148 *ocannlCharLMBackwardPart140) Part(j149 int) {
 // ocannlCharLMBackwardPart140Records holds the free ocannlCharLMBackwardPart140 records.
 var ocannlCharLMBackwardPart140Records rt.Records[ocannlCharLMBackwardPart140]
 
-// ocannlCharLMBackwardPart141 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlCharLMBackwardPart141 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart141 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock3MaskedAttention1WO *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j150 of the nest (0 <= j150 < 8).
-func (r149 *ocannlCharLMBackwardPart141) Part(j150 int) {
-	scratch := r149.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j151 of the nest (0 <= j151 < 4).
+func (r149 *ocannlCharLMBackwardPart141) Part(j151 int) {
+	gNetBlock3MaskedAttention1WO, scratch := r149.gNetBlock3MaskedAttention1WO, r149.scratch
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
-		}
+		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j151], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j151][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
-		}
+		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j151], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j151][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_4_gradRow3 := &scratch.net_block_3_linear_2_x_4_grad[i0][i1+8*j150]
-				net_block_3_linear_2_x_1Row3 := &scratch.net_block_3_linear_2_x_1[i0][i1+8*j150]
-				v2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j150][0] * scratch.net_block_3_linear_2_x_3[i0][i1+8*j150][0]
-				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j150][0]
+			for i1 := range 64 {
 				for i2 := range 96 {
-					acc69 += net_block_3_linear_2_x_4_gradRow3[i2] * (-(net_block_3_linear_2_x_1Row3[i2] / v2))
+					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j151]
+						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j151 : 96*i2+24*i3+24*j151+24])
+						for i4 := range 24 {
+							gNetBlock3MaskedAttention1WORow[i4] += net_block_3_dropout_1_x_gradV * net_block_3_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
-				scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j150][0] = acc69
 			}
 		}
 	}
@@ -20798,39 +20254,30 @@ var ocannlCharLMBackwardPart141Records rt.Records[ocannlCharLMBackwardPart141]
 // ocannlCharLMBackwardPart142 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart142 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock3LayerNorm2GammaPartial [8][96]float32
+	pNetBlock3MaskedAttention1WO *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j151 of the nest (0 <= j151 < 8).
-func (r150 *ocannlCharLMBackwardPart142) Part(j151 int) {
-	scratch, gNetBlock3LayerNorm2GammaPartial := r150.scratch, &r150.gNetBlock3LayerNorm2GammaPartial
-	gNetBlock3LayerNorm2GammaPartial[j151] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j152 of the nest (0 <= j152 < 8).
+func (r150 *ocannlCharLMBackwardPart142) Part(j152 int) {
+	pNetBlock3MaskedAttention1WO, scratch := r150.pNetBlock3MaskedAttention1WO, r150.scratch
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j152][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j152][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j152][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j152][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j151]
 		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j151][i1]
-				net_block_3_layer_norm_2_centeredRow4 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j151][i1]
-				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j151][i1+1]
-				net_block_3_layer_norm_2_centeredRow5 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j151][i1+1]
-				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j151][i1+2]
-				net_block_3_layer_norm_2_centeredRow6 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j151][i1+2]
-				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j151][i1+3]
-				net_block_3_layer_norm_2_centeredRow7 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j151][i1+3]
+			for i1 := range 64 {
 				for i2 := range 96 {
-					acc70 := gNetBlock3LayerNorm2GammaPartialRow[i2]
-					acc70 += net_block_3_linear_2_x_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow4[i2]
-					acc70 += net_block_3_linear_2_x_1_gradRow3[i2] * net_block_3_layer_norm_2_centeredRow5[i2]
-					acc70 += net_block_3_linear_2_x_1_gradRow4[i2] * net_block_3_layer_norm_2_centeredRow6[i2]
-					acc70 += net_block_3_linear_2_x_1_gradRow5[i2] * net_block_3_layer_norm_2_centeredRow7[i2]
-					gNetBlock3LayerNorm2GammaPartialRow[i2] = acc70
+					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j152][i1][i2]
+					for i3 := range 4 {
+						pNetBlock3MaskedAttention1WORow2 := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j152][i1][i3]
+						for i4 := range 24 {
+							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_dropout_1_x_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -20841,31 +20288,48 @@ func (r150 *ocannlCharLMBackwardPart142) Part(j151 int) {
 var ocannlCharLMBackwardPart142Records rt.Records[ocannlCharLMBackwardPart142]
 
 // ocannlCharLMBackwardPart143 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart143 struct {
-	pNetBlock3LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j153 of the nest (0 <= j153 < 8).
 func (r151 *ocannlCharLMBackwardPart143) Part(j153 int) {
-	pNetBlock3LayerNorm2Gamma, scratch := r151.pNetBlock3LayerNorm2Gamma, r151.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r151.scratch
+	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j153][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j153][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j153][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j153][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j153][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j153][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j153][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j153][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j153]
-				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j153]
-				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow[i2] += pNetBlock3LayerNorm2Gamma[i2] * net_block_3_linear_2_x_1_gradRow6[i2]
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j153]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j153][i1][i2]
+					for i3 := 0; i3 < 24; i3 += 4 {
+						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][i1][i2][i3]
+						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][i1][i2][i3+1]
+						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][i1][i2][i3+2]
+						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j153][i1][i2][i3+3]
+						for i4 := range 64 {
+							acc73 := net_block_3_masked_attention_1_attn_gradRow[i4]
+							acc73 += net_block_3_masked_attention_1_ctx_gradV * net_block_3_masked_attention_1_vRow5[i4][i2][i3]
+							acc73 += net_block_3_masked_attention_1_ctx_gradV2 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc73 += net_block_3_masked_attention_1_ctx_gradV3 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc73 += net_block_3_masked_attention_1_ctx_gradV4 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_block_3_masked_attention_1_attn_gradRow[i4] = acc73
+						}
+					}
 				}
 			}
 		}
@@ -20876,7 +20340,7 @@ func (r151 *ocannlCharLMBackwardPart143) Part(j153 int) {
 var ocannlCharLMBackwardPart143Records rt.Records[ocannlCharLMBackwardPart143]
 
 // ocannlCharLMBackwardPart144 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart144 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -20884,22 +20348,31 @@ type ocannlCharLMBackwardPart144 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r152 *ocannlCharLMBackwardPart144) Part(j154 int) {
 	scratch := r152.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j154][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j154][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j154][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j154][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j154][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j154][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j154][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j154][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j154][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j154][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j154][0]
-				net_block_3_layer_norm_2_var_1_gradRow := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j154]
-				for i2 := range 96 {
-					net_block_3_layer_norm_2_var_1_gradRow[i2] += net_block_3_layer_norm_2_var_2_gradV
+		for i0 := range 2 {
+			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j154]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j154][i1][i2]
+					for i3 := range 24 {
+						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j154][i1][i2][i3]
+						for i4 := range 64 {
+							net_block_3_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_3_masked_attention_1_attnRow2[i4] * net_block_3_masked_attention_1_ctx_gradV5
+						}
+					}
 				}
 			}
 		}
@@ -20918,23 +20391,25 @@ type ocannlCharLMBackwardPart145 struct {
 // Part runs part j155 of the nest (0 <= j155 < 8).
 func (r153 *ocannlCharLMBackwardPart145) Part(j155 int) {
 	scratch := r153.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j155][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j155][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j155][0])
+			ocannlMap38AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j155][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j155][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j155][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j155][0])
+			ocannlMap38AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j155][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_var_1_gradRow2 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j155]
-				net_block_3_layer_norm_2_centeredRow8 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j155]
-				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j155]
-				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow2[i2] += net_block_3_layer_norm_2_var_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow8[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j155][i2]
+					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j155][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j155][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_ex_gradRow[i3] += net_block_3_masked_attention_1_attn_gradRow2[i3] / net_block_3_masked_attention_1_attn_1V2
+					}
 				}
 			}
 		}
@@ -20953,23 +20428,28 @@ type ocannlCharLMBackwardPart146 struct {
 // Part runs part j156 of the nest (0 <= j156 < 8).
 func (r154 *ocannlCharLMBackwardPart146) Part(j156 int) {
 	scratch := r154.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j156][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j156][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j156][0])
+			ocannlReduce14AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j156][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j156][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j156][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j156][0])
+			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j156][0][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_centeredRow9 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j156]
-				net_block_3_layer_norm_2_var_1_gradRow3 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j156]
-				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j156]
-				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow3[i2] += net_block_3_layer_norm_2_centeredRow9[i2] * net_block_3_layer_norm_2_var_1_gradRow3[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j156][i2]
+					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j156][i2]
+					v3 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j156][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j156][i2][0]
+					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j156][i2][0]
+					for i3 := range 64 {
+						acc74 += net_block_3_masked_attention_1_attn_gradRow3[i3] * (-(net_block_3_masked_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j156][i2][0] = acc74
 				}
 			}
 		}
@@ -20988,22 +20468,24 @@ type ocannlCharLMBackwardPart147 struct {
 // Part runs part j157 of the nest (0 <= j157 < 8).
 func (r155 *ocannlCharLMBackwardPart147) Part(j157 int) {
 	scratch := r155.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_block_3_x1_grad[i0][8*j157][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j157][0])
+			ocannlMap39AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j157][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j157][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_block_3_x1_grad[i0][8*j157][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j157][0])
+			ocannlMap39AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j157][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j157][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j157]
-				net_block_3_x1_gradRow2 := &scratch.net_block_3_x1_grad[i0][i1+8*j157]
-				for i2 := range 96 {
-					net_block_3_x1_gradRow2[i2] += net_block_3_layer_norm_2_centered_gradRow4[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j157][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j157][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_ex_gradRow2[i3] += net_block_3_masked_attention_1_attn_1_gradV
+					}
 				}
 			}
 		}
@@ -21022,25 +20504,26 @@ type ocannlCharLMBackwardPart148 struct {
 // Part runs part j158 of the nest (0 <= j158 < 8).
 func (r156 *ocannlCharLMBackwardPart148) Part(j158 int) {
 	scratch := r156.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
+		for i0 := range 16 {
+			ocannlMap40AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j158][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j158][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j158][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
+		for i0 := range 16 {
+			ocannlMap40AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j158][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j158][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j158][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j158]
-				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j158][0]
-				for i2 := range 96 {
-					acc72 -= net_block_3_layer_norm_2_centered_gradRow5[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j158][i2]
+					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j158][i2]
+					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j158][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_ex_1_gradRow[i3] += net_block_3_masked_attention_1_ex_gradRow3[i3] * net_block_3_masked_attention_1_exRow5[i3]
+					}
 				}
-				scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j158][0] = acc72
 			}
 		}
 	}
@@ -21058,22 +20541,26 @@ type ocannlCharLMBackwardPart149 struct {
 // Part runs part j159 of the nest (0 <= j159 < 8).
 func (r157 *ocannlCharLMBackwardPart149) Part(j159 int) {
 	scratch := r157.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_3_x1_grad[0][i1+8*j159][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j159][0])
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j159][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j159][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_3_x1_grad[0][i1+8*j159][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j159][0])
+		for i0 := range 16 {
+			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j159][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j159][0][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j159][0]
-				net_block_3_x1_gradRow3 := &scratch.net_block_3_x1_grad[i0][i1+8*j159]
-				for i2 := range 96 {
-					net_block_3_x1_gradRow3[i2] += net_block_3_layer_norm_2_mean_1_gradV
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j159][i2]
+					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j159][i2][0]
+					for i3 := range 64 {
+						acc75 -= net_block_3_masked_attention_1_ex_1_gradRow2[i3]
+					}
+					scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j159][i2][0] = acc75
 				}
 			}
 		}
@@ -21089,25 +20576,38 @@ type ocannlCharLMBackwardPart150 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 8).
-func (r158 *ocannlCharLMBackwardPart150) Part(j160 int) {
-	scratch := r158.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j163 of the nest (0 <= j163 < 8).
+func (r160 *ocannlCharLMBackwardPart150) Part(j163 int) {
+	scratch := r160.scratch
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h2_grad[i0][8*j160][0], &scratch.net_block_3_x1_grad[i0][8*j160][0])
+			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j163][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j163][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j163][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h2_grad[i0][8*j160][0], &scratch.net_block_3_x1_grad[i0][8*j160][0])
+			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j163][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j163][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j163][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1_gradRow4 := &scratch.net_block_3_x1_grad[i0][i1+8*j160]
-				net_h2_gradRow := &scratch.net_h2_grad[i0][i1+8*j160]
-				for i2 := range 96 {
-					net_h2_gradRow[i2] += net_block_3_x1_gradRow4[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j163][i2]
+					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j163][i2][0]
+					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j163][i2][0]
+					for i3 := range 64 {
+						var r158 float32
+						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
+							r158 = 1
+						}
+						r159 := float32(64)
+						if r158 != 0 {
+							r159 = scratch.ordinals_2[i3]
+						}
+						acc76 = min(acc76, r159)
+					}
+					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j163][i2][0] = acc76
 				}
 			}
 		}
@@ -21123,25 +20623,36 @@ type ocannlCharLMBackwardPart151 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j161 of the nest (0 <= j161 < 8).
-func (r159 *ocannlCharLMBackwardPart151) Part(j161 int) {
-	scratch := r159.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r163 *ocannlCharLMBackwardPart151) Part(j164 int) {
+	scratch := r163.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_x1_1_grad[i0][8*j161][0], &scratch.net_block_3_x1_grad[i0][8*j161][0])
+			ocannlMap42AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j164][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j164][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j164][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_x1_1_grad[i0][8*j161][0], &scratch.net_block_3_x1_grad[i0][8*j161][0])
+			ocannlMap42AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j164][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j164][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j164][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1_gradRow5 := &scratch.net_block_3_x1_grad[i0][i1+8*j161]
-				net_block_3_x1_1_gradRow := &scratch.net_block_3_x1_1_grad[i0][i1+8*j161]
-				for i2 := range 96 {
-					net_block_3_x1_1_gradRow[i2] += net_block_3_x1_gradRow5[i2]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j164][i2][0]
+					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j164][i2][0]
+					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j164][i2]
+					for i3 := range 64 {
+						var r161 float32
+						if scratch.ordinals_2[i3] == net_block_3_masked_attention_1_m_argmax_110V {
+							r161 = 1
+						}
+						r162 := float32(0)
+						if r161 != 0 {
+							r162 = net_block_3_masked_attention_1_m_gradV
+						}
+						net_block_3_masked_attention_1_ex_1_gradRow3[i3] += r162
+					}
 				}
 			}
 		}
@@ -21154,30 +20665,40 @@ var ocannlCharLMBackwardPart151Records rt.Records[ocannlCharLMBackwardPart151]
 // ocannlCharLMBackwardPart152 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart152 struct {
-	nNetBlock3Dropout1Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
+	mask    *[64][64]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j162 of the nest (0 <= j162 < 8).
-func (r160 *ocannlCharLMBackwardPart152) Part(j162 int) {
-	nNetBlock3Dropout1Mask, scratch := r160.nNetBlock3Dropout1Mask, r160.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j165 of the nest (0 <= j165 < 8).
+func (r165 *ocannlCharLMBackwardPart152) Part(j165 int) {
+	mask, scratch := r165.mask, r165.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j162][0], &scratch.net_block_3_x1_1_grad[i0][8*j162][0], &nNetBlock3Dropout1Mask[6144*i0+768*j162])
+			for i1 := range 8 {
+				ocannlMap43AVX512(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j165][0][0], &mask[i1+8*j165][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j165][0][0])
+			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j162][0], &scratch.net_block_3_x1_1_grad[i0][8*j162][0], &nNetBlock3Dropout1Mask[6144*i0+768*j162])
+			for i1 := range 8 {
+				ocannlMap43AVX2(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j165][0][0], &mask[i1+8*j165][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j165][0][0])
+			}
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_x1_1_gradRow2 := &scratch.net_block_3_x1_1_grad[i0][i1+8*j162]
-				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j162 : 6144*i0+96*i1+768*j162+96])
-				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j162]
-				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradRow[i2] += net_block_3_x1_1_gradRow2[i2] * nNetBlock3Dropout1MaskRow2[i2]
+				maskRow4 := &mask[i1+8*j165]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j165][i2]
+					net_block_3_masked_attention_1_scores_gradRow := &scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j165][i2]
+					for i3 := range 64 {
+						r164 := float32(0)
+						if maskRow4[i3] != 0 {
+							r164 = net_block_3_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_3_masked_attention_1_scores_gradRow[i3] += r164
+					}
 				}
 			}
 		}
@@ -21187,32 +20708,33 @@ func (r160 *ocannlCharLMBackwardPart152) Part(j162 int) {
 // ocannlCharLMBackwardPart152Records holds the free ocannlCharLMBackwardPart152 records.
 var ocannlCharLMBackwardPart152Records rt.Records[ocannlCharLMBackwardPart152]
 
-// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart153 struct {
-	gNetBlock3MaskedAttention1WO *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 4).
-func (r161 *ocannlCharLMBackwardPart153) Part(j163 int) {
-	gNetBlock3MaskedAttention1WO, scratch := r161.gNetBlock3MaskedAttention1WO, r161.scratch
-	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j166 of the nest (0 <= j166 < 8).
+func (r166 *ocannlCharLMBackwardPart153) Part(j166 int) {
+	scratch := r166.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j163][0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j163][0])
-	} else {
 		for i0 := range 16 {
-			for i1 := range 64 {
-				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j163]
-						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j163 : 96*i2+24*i3+24*j163+24])
-						for i4 := range 24 {
-							gNetBlock3MaskedAttention1WORow[i4] += net_block_3_dropout_1_x_gradV * net_block_3_masked_attention_1_ctxRow3[i4]
-						}
+			ocannlMap44AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j166][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j166][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap44AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j166][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j166][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+		}
+	} else {
+		net_block_3_masked_attention_1_scores_2V2 := scratch.net_block_3_masked_attention_1_scores_2[0]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_scores_gradRow2 := &scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j166][i2]
+					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j166][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_scores_1_gradRow[i3] += net_block_3_masked_attention_1_scores_gradRow2[i3] / net_block_3_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -21226,28 +20748,47 @@ var ocannlCharLMBackwardPart153Records rt.Records[ocannlCharLMBackwardPart153]
 // ocannlCharLMBackwardPart154 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart154 struct {
-	pNetBlock3MaskedAttention1WO *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j164 of the nest (0 <= j164 < 8).
-func (r162 *ocannlCharLMBackwardPart154) Part(j164 int) {
-	pNetBlock3MaskedAttention1WO, scratch := r162.pNetBlock3MaskedAttention1WO, r162.scratch
-	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j167 of the nest (0 <= j167 < 8).
+func (r167 *ocannlCharLMBackwardPart154) Part(j167 int) {
+	scratch := r167.scratch
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j164][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j164][0][0], &pNetBlock3MaskedAttention1WO[0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j167][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j167][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j164][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j164][0][0], &pNetBlock3MaskedAttention1WO[0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j167][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j167][0][i2][0])
+			}
+		}
 	} else {
+		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j164][i1][i2]
-					for i3 := range 4 {
-						pNetBlock3MaskedAttention1WORow2 := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j164][i1][i3]
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j167][i1][i2]
+					for i3 := 0; i3 < 64; i3 += 4 {
+						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][i1][i2][i3]
+						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j167][i3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][i1][i2][i3+1]
+						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j167][i3+1][i2]
+						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][i1][i2][i3+2]
+						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j167][i3+2][i2]
+						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j167][i1][i2][i3+3]
+						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j167][i3+3][i2]
 						for i4 := range 24 {
-							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_dropout_1_x_gradV2
+							acc77 := net_block_3_masked_attention_1_q_gradRow[i4]
+							acc77 += net_block_3_masked_attention_1_scores_1_gradV * net_block_3_masked_attention_1_kRow2[i4]
+							acc77 += net_block_3_masked_attention_1_scores_1_gradV2 * net_block_3_masked_attention_1_kRow3[i4]
+							acc77 += net_block_3_masked_attention_1_scores_1_gradV3 * net_block_3_masked_attention_1_kRow4[i4]
+							acc77 += net_block_3_masked_attention_1_scores_1_gradV4 * net_block_3_masked_attention_1_kRow5[i4]
+							net_block_3_masked_attention_1_q_gradRow[i4] = acc77
 						}
 					}
 				}
@@ -21265,41 +20806,32 @@ type ocannlCharLMBackwardPart155 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j165 of the nest (0 <= j165 < 8).
-func (r163 *ocannlCharLMBackwardPart155) Part(j165 int) {
-	scratch := r163.scratch
-	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+// Part runs part j168 of the nest (0 <= j168 < 8).
+func (r168 *ocannlCharLMBackwardPart155) Part(j168 int) {
+	scratch := r168.scratch
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j165][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j165][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j168][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j168][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j168][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j165][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j165][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j168][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j168][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j168][0][i2][0])
 			}
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j165]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j165][i1][i2]
-					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][i1][i2][i3]
-						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][i1][i2][i3+1]
-						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][i1][i2][i3+2]
-						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j165][i1][i2][i3+3]
-						for i4 := range 64 {
-							acc73 := net_block_3_masked_attention_1_attn_gradRow[i4]
-							acc73 += net_block_3_masked_attention_1_ctx_gradV * net_block_3_masked_attention_1_vRow5[i4][i2][i3]
-							acc73 += net_block_3_masked_attention_1_ctx_gradV2 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+1]
-							acc73 += net_block_3_masked_attention_1_ctx_gradV3 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+2]
-							acc73 += net_block_3_masked_attention_1_ctx_gradV4 * net_block_3_masked_attention_1_vRow5[i4][i2][i3+3]
-							net_block_3_masked_attention_1_attn_gradRow[i4] = acc73
+					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j168][i1][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j168][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j168][i3][i2]
+						for i4 := range 24 {
+							net_block_3_masked_attention_1_k_gradRow[i4] += net_block_3_masked_attention_1_qRow2[i4] * net_block_3_masked_attention_1_scores_1_gradV5
 						}
 					}
 				}
@@ -21311,38 +20843,31 @@ func (r163 *ocannlCharLMBackwardPart155) Part(j165 int) {
 // ocannlCharLMBackwardPart155Records holds the free ocannlCharLMBackwardPart155 records.
 var ocannlCharLMBackwardPart155Records rt.Records[ocannlCharLMBackwardPart155]
 
-// ocannlCharLMBackwardPart156 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlCharLMBackwardPart156 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart156 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock3MaskedAttention1WV *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j166 of the nest (0 <= j166 < 8).
-func (r164 *ocannlCharLMBackwardPart156) Part(j166 int) {
-	scratch := r164.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j169 of the nest (0 <= j169 < 4).
+func (r169 *ocannlCharLMBackwardPart156) Part(j169 int) {
+	gNetBlock3MaskedAttention1WV, scratch := r169.gNetBlock3MaskedAttention1WV, r169.scratch
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
-			}
-		}
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j169], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j169][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
-			}
-		}
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j169], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j169][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
-		for i0 := range 2 {
-			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166]
+		for i0 := range 16 {
 			for i1 := range 64 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][i1][i2]
+				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][i1][i2][i3]
-						for i4 := range 64 {
-							net_block_3_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_3_masked_attention_1_attnRow2[i4] * net_block_3_masked_attention_1_ctx_gradV5
+						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j169][i3]
+						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j169+96*i3 : 2304*i2+2304*j169+96*i3+96])
+						for i4 := range 96 {
+							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
 						}
 					}
 				}
@@ -21355,568 +20880,35 @@ func (r164 *ocannlCharLMBackwardPart156) Part(j166 int) {
 var ocannlCharLMBackwardPart156Records rt.Records[ocannlCharLMBackwardPart156]
 
 // ocannlCharLMBackwardPart157 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart157 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j167 of the nest (0 <= j167 < 8).
-func (r165 *ocannlCharLMBackwardPart157) Part(j167 int) {
-	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j167][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j167][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j167][i2]
-					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j167][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j167][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_gradRow[i3] += net_block_3_masked_attention_1_attn_gradRow2[i3] / net_block_3_masked_attention_1_attn_1V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart157Records holds the free ocannlCharLMBackwardPart157 records.
-var ocannlCharLMBackwardPart157Records rt.Records[ocannlCharLMBackwardPart157]
-
-// ocannlCharLMBackwardPart158 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart158 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j168 of the nest (0 <= j168 < 8).
-func (r166 *ocannlCharLMBackwardPart158) Part(j168 int) {
-	scratch := r166.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce14AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j168][i2]
-					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j168][i2]
-					v3 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j168][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j168][i2][0]
-					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j168][i2][0]
-					for i3 := range 64 {
-						acc74 += net_block_3_masked_attention_1_attn_gradRow3[i3] * (-(net_block_3_masked_attention_1_exRow4[i3] / v3))
-					}
-					scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j168][i2][0] = acc74
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart158Records holds the free ocannlCharLMBackwardPart158 records.
-var ocannlCharLMBackwardPart158Records rt.Records[ocannlCharLMBackwardPart158]
-
-// ocannlCharLMBackwardPart159 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart159 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j169 of the nest (0 <= j169 < 8).
-func (r167 *ocannlCharLMBackwardPart159) Part(j169 int) {
-	scratch := r167.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap41AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j169][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j169][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap41AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j169][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j169][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j169][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j169][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_gradRow2[i3] += net_block_3_masked_attention_1_attn_1_gradV
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart159Records holds the free ocannlCharLMBackwardPart159 records.
-var ocannlCharLMBackwardPart159Records rt.Records[ocannlCharLMBackwardPart159]
-
-// ocannlCharLMBackwardPart160 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart160 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r168 *ocannlCharLMBackwardPart160) Part(j170 int) {
-	scratch := r168.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap42AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j170][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap42AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j170][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j170][i2]
-					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j170][i2]
-					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j170][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_1_gradRow[i3] += net_block_3_masked_attention_1_ex_gradRow3[i3] * net_block_3_masked_attention_1_exRow5[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart160Records holds the free ocannlCharLMBackwardPart160 records.
-var ocannlCharLMBackwardPart160Records rt.Records[ocannlCharLMBackwardPart160]
-
-// ocannlCharLMBackwardPart161 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart161 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j171 of the nest (0 <= j171 < 8).
-func (r169 *ocannlCharLMBackwardPart161) Part(j171 int) {
-	scratch := r169.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap43AVX512(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j171][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j171][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap43AVX2(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j171][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j171][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j171][i2]
-					net_block_3_masked_attention_1_masked_gradRow := &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j171][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_masked_gradRow[i3] += net_block_3_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart161Records holds the free ocannlCharLMBackwardPart161 records.
-var ocannlCharLMBackwardPart161Records rt.Records[ocannlCharLMBackwardPart161]
-
-// ocannlCharLMBackwardPart162 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart162 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j172 of the nest (0 <= j172 < 8).
-func (r170 *ocannlCharLMBackwardPart162) Part(j172 int) {
-	scratch := r170.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j172][i2]
-					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j172][i2][0]
-					for i3 := range 64 {
-						acc75 -= net_block_3_masked_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j172][i2][0] = acc75
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart162Records holds the free ocannlCharLMBackwardPart162 records.
-var ocannlCharLMBackwardPart162Records rt.Records[ocannlCharLMBackwardPart162]
-
-// ocannlCharLMBackwardPart163 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart163 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j176 of the nest (0 <= j176 < 8).
-func (r173 *ocannlCharLMBackwardPart163) Part(j176 int) {
-	scratch := r173.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j176][i2]
-					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j176][i2][0]
-					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0]
-					for i3 := range 64 {
-						var r171 float32
-						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
-							r171 = 1
-						}
-						r172 := float32(64)
-						if r171 != 0 {
-							r172 = scratch.ordinals_2[i3]
-						}
-						acc76 = min(acc76, r172)
-					}
-					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0] = acc76
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart163Records holds the free ocannlCharLMBackwardPart163 records.
-var ocannlCharLMBackwardPart163Records rt.Records[ocannlCharLMBackwardPart163]
-
-// ocannlCharLMBackwardPart164 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart164 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j177 of the nest (0 <= j177 < 8).
-func (r176 *ocannlCharLMBackwardPart164) Part(j177 int) {
-	scratch := r176.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap45AVX512(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j177][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j177][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j177][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap45AVX2(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j177][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j177][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j177][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j177][i2][0]
-					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j177][i2][0]
-					net_block_3_masked_attention_1_masked_gradRow2 := &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j177][i2]
-					for i3 := range 64 {
-						var r174 float32
-						if scratch.ordinals_2[i3] == net_block_3_masked_attention_1_m_argmax_110V {
-							r174 = 1
-						}
-						r175 := float32(0)
-						if r174 != 0 {
-							r175 = net_block_3_masked_attention_1_m_gradV
-						}
-						net_block_3_masked_attention_1_masked_gradRow2[i3] += r175
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart164Records holds the free ocannlCharLMBackwardPart164 records.
-var ocannlCharLMBackwardPart164Records rt.Records[ocannlCharLMBackwardPart164]
-
-// ocannlCharLMBackwardPart165 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart165 struct {
-	mask    *[64][64]float32
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j178 of the nest (0 <= j178 < 8).
-func (r178 *ocannlCharLMBackwardPart165) Part(j178 int) {
-	mask, scratch := r178.mask, r178.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap46AVX512(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j178][0][0], &mask[i1+8*j178][0], &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j178][0][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap46AVX2(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j178][0][0], &mask[i1+8*j178][0], &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j178][0][0])
-			}
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow4 := &mask[i1+8*j178]
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_masked_gradRow3 := &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j178][i2]
-					net_block_3_masked_attention_1_scores_gradRow := &scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j178][i2]
-					for i3 := range 64 {
-						r177 := float32(0)
-						if maskRow4[i3] != 0 {
-							r177 = net_block_3_masked_attention_1_masked_gradRow3[i3]
-						}
-						net_block_3_masked_attention_1_scores_gradRow[i3] += r177
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart165Records holds the free ocannlCharLMBackwardPart165 records.
-var ocannlCharLMBackwardPart165Records rt.Records[ocannlCharLMBackwardPart165]
-
-// ocannlCharLMBackwardPart166 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart166 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j179 of the nest (0 <= j179 < 8).
-func (r179 *ocannlCharLMBackwardPart166) Part(j179 int) {
-	scratch := r179.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap47AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap47AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
-		}
-	} else {
-		net_block_3_masked_attention_1_scores_2V2 := scratch.net_block_3_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_scores_gradRow2 := &scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j179][i2]
-					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j179][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_scores_1_gradRow[i3] += net_block_3_masked_attention_1_scores_gradRow2[i3] / net_block_3_masked_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart166Records holds the free ocannlCharLMBackwardPart166 records.
-var ocannlCharLMBackwardPart166Records rt.Records[ocannlCharLMBackwardPart166]
-
-// ocannlCharLMBackwardPart167 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart167 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j180 of the nest (0 <= j180 < 8).
-func (r180 *ocannlCharLMBackwardPart167) Part(j180 int) {
-	scratch := r180.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j180][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j180][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j180][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j180][0][i2][0])
-			}
-		}
-	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j180][i1][i2]
-					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][i1][i2][i3]
-						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j180][i3][i2]
-						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][i1][i2][i3+1]
-						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j180][i3+1][i2]
-						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][i1][i2][i3+2]
-						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j180][i3+2][i2]
-						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j180][i1][i2][i3+3]
-						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j180][i3+3][i2]
-						for i4 := range 24 {
-							acc77 := net_block_3_masked_attention_1_q_gradRow[i4]
-							acc77 += net_block_3_masked_attention_1_scores_1_gradV * net_block_3_masked_attention_1_kRow2[i4]
-							acc77 += net_block_3_masked_attention_1_scores_1_gradV2 * net_block_3_masked_attention_1_kRow3[i4]
-							acc77 += net_block_3_masked_attention_1_scores_1_gradV3 * net_block_3_masked_attention_1_kRow4[i4]
-							acc77 += net_block_3_masked_attention_1_scores_1_gradV4 * net_block_3_masked_attention_1_kRow5[i4]
-							net_block_3_masked_attention_1_q_gradRow[i4] = acc77
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart167Records holds the free ocannlCharLMBackwardPart167 records.
-var ocannlCharLMBackwardPart167Records rt.Records[ocannlCharLMBackwardPart167]
-
-// ocannlCharLMBackwardPart168 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart168 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j181 of the nest (0 <= j181 < 8).
-func (r181 *ocannlCharLMBackwardPart168) Part(j181 int) {
-	scratch := r181.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 64 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j181][i1][i2]
-					for i3 := range 64 {
-						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][i1][i2][i3]
-						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][i3][i2]
-						for i4 := range 24 {
-							net_block_3_masked_attention_1_k_gradRow[i4] += net_block_3_masked_attention_1_qRow2[i4] * net_block_3_masked_attention_1_scores_1_gradV5
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart168Records holds the free ocannlCharLMBackwardPart168 records.
-var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
-
-// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart169 struct {
-	gNetBlock3MaskedAttention1WV *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j182 of the nest (0 <= j182 < 4).
-func (r182 *ocannlCharLMBackwardPart169) Part(j182 int) {
-	gNetBlock3MaskedAttention1WV, scratch := r182.gNetBlock3MaskedAttention1WV, r182.scratch
-	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j182][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j182][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 24 {
-						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j182][i3]
-						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j182+96*i3 : 2304*i2+2304*j182+96*i3+96])
-						for i4 := range 96 {
-							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart169Records holds the free ocannlCharLMBackwardPart169 records.
-var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
-
-// ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart170 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j183 of the nest (0 <= j183 < 8).
-func (r183 *ocannlCharLMBackwardPart170) Part(j183 int) {
-	pNetBlock3MaskedAttention1WV, scratch := r183.pNetBlock3MaskedAttention1WV, r183.scratch
+// Part runs part j170 of the nest (0 <= j170 < 8).
+func (r170 *ocannlCharLMBackwardPart157) Part(j170 int) {
+	pNetBlock3MaskedAttention1WV, scratch := r170.pNetBlock3MaskedAttention1WV, r170.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j183][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j183][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j170][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j170][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j183][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j183][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j170][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j170][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j183][i1]
+				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j170][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3]
+						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j170][i1][i2][i3]
 						pNetBlock3MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+1]
+						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j170][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+2]
+						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j170][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+3]
+						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j170][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc78 := net_block_3_masked_attention_1_x_gradRow[i4]
 							acc78 += pNetBlock3MaskedAttention1WVRow2[i4] * net_block_3_masked_attention_1_v_gradV2
@@ -21932,32 +20924,32 @@ func (r183 *ocannlCharLMBackwardPart170) Part(j183 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart170Records holds the free ocannlCharLMBackwardPart170 records.
-var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
+// ocannlCharLMBackwardPart157Records holds the free ocannlCharLMBackwardPart157 records.
+var ocannlCharLMBackwardPart157Records rt.Records[ocannlCharLMBackwardPart157]
 
-// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart158 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart171 struct {
+type ocannlCharLMBackwardPart158 struct {
 	gNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j184 of the nest (0 <= j184 < 4).
-func (r184 *ocannlCharLMBackwardPart171) Part(j184 int) {
-	gNetBlock3MaskedAttention1WK, scratch := r184.gNetBlock3MaskedAttention1WK, r184.scratch
+// Part runs part j171 of the nest (0 <= j171 < 4).
+func (r171 *ocannlCharLMBackwardPart158) Part(j171 int) {
+	gNetBlock3MaskedAttention1WK, scratch := r171.gNetBlock3MaskedAttention1WK, r171.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j184][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j171], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j171][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j184][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j171], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j171][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow6 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j184][i3]
-						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j184+96*i3 : 2304*i2+2304*j184+96*i3+96])
+						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j171][i3]
+						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j171+96*i3 : 2304*i2+2304*j171+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4]
 						}
@@ -21968,39 +20960,39 @@ func (r184 *ocannlCharLMBackwardPart171) Part(j184 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart171Records holds the free ocannlCharLMBackwardPart171 records.
-var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
+// ocannlCharLMBackwardPart158Records holds the free ocannlCharLMBackwardPart158 records.
+var ocannlCharLMBackwardPart158Records rt.Records[ocannlCharLMBackwardPart158]
 
-// ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart159 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart172 struct {
+type ocannlCharLMBackwardPart159 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j185 of the nest (0 <= j185 < 8).
-func (r185 *ocannlCharLMBackwardPart172) Part(j185 int) {
-	pNetBlock3MaskedAttention1WK, scratch := r185.pNetBlock3MaskedAttention1WK, r185.scratch
+// Part runs part j172 of the nest (0 <= j172 < 8).
+func (r172 *ocannlCharLMBackwardPart159) Part(j172 int) {
+	pNetBlock3MaskedAttention1WK, scratch := r172.pNetBlock3MaskedAttention1WK, r172.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j185][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j185][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j172][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j172][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j185][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j185][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j172][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j172][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j185][i1]
+				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j172][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j172][i1][i2][i3]
 						pNetBlock3MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+1]
+						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j172][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+2]
+						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j172][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+3]
+						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j172][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc79 := net_block_3_masked_attention_1_x_gradRow2[i4]
 							acc79 += pNetBlock3MaskedAttention1WKRow2[i4] * net_block_3_masked_attention_1_k_gradV2
@@ -22016,32 +21008,32 @@ func (r185 *ocannlCharLMBackwardPart172) Part(j185 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart172Records holds the free ocannlCharLMBackwardPart172 records.
-var ocannlCharLMBackwardPart172Records rt.Records[ocannlCharLMBackwardPart172]
+// ocannlCharLMBackwardPart159Records holds the free ocannlCharLMBackwardPart159 records.
+var ocannlCharLMBackwardPart159Records rt.Records[ocannlCharLMBackwardPart159]
 
-// ocannlCharLMBackwardPart173 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart160 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart173 struct {
+type ocannlCharLMBackwardPart160 struct {
 	gNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j186 of the nest (0 <= j186 < 4).
-func (r186 *ocannlCharLMBackwardPart173) Part(j186 int) {
-	gNetBlock3MaskedAttention1WQ, scratch := r186.gNetBlock3MaskedAttention1WQ, r186.scratch
+// Part runs part j173 of the nest (0 <= j173 < 4).
+func (r173 *ocannlCharLMBackwardPart160) Part(j173 int) {
+	gNetBlock3MaskedAttention1WQ, scratch := r173.gNetBlock3MaskedAttention1WQ, r173.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j186][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j173], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j173][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j186][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j173], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j173][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow7 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j186][i3]
-						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j186+96*i3 : 2304*i2+2304*j186+96*i3+96])
+						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j173][i3]
+						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j173+96*i3 : 2304*i2+2304*j173+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4]
 						}
@@ -22052,39 +21044,39 @@ func (r186 *ocannlCharLMBackwardPart173) Part(j186 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart173Records holds the free ocannlCharLMBackwardPart173 records.
-var ocannlCharLMBackwardPart173Records rt.Records[ocannlCharLMBackwardPart173]
+// ocannlCharLMBackwardPart160Records holds the free ocannlCharLMBackwardPart160 records.
+var ocannlCharLMBackwardPart160Records rt.Records[ocannlCharLMBackwardPart160]
 
-// ocannlCharLMBackwardPart174 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart161 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart174 struct {
+type ocannlCharLMBackwardPart161 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j187 of the nest (0 <= j187 < 8).
-func (r187 *ocannlCharLMBackwardPart174) Part(j187 int) {
-	pNetBlock3MaskedAttention1WQ, scratch := r187.pNetBlock3MaskedAttention1WQ, r187.scratch
+// Part runs part j174 of the nest (0 <= j174 < 8).
+func (r174 *ocannlCharLMBackwardPart161) Part(j174 int) {
+	pNetBlock3MaskedAttention1WQ, scratch := r174.pNetBlock3MaskedAttention1WQ, r174.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j187][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j187][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j174][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j174][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j187][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j187][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j174][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j174][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j187][i1]
+				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j174][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3]
+						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j174][i1][i2][i3]
 						pNetBlock3MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+1]
+						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j174][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+2]
+						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j174][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+3]
+						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j174][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc80 := net_block_3_masked_attention_1_x_gradRow3[i4]
 							acc80 += pNetBlock3MaskedAttention1WQRow2[i4] * net_block_3_masked_attention_1_q_gradV2
@@ -22100,34 +21092,513 @@ func (r187 *ocannlCharLMBackwardPart174) Part(j187 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart174Records holds the free ocannlCharLMBackwardPart174 records.
-var ocannlCharLMBackwardPart174Records rt.Records[ocannlCharLMBackwardPart174]
+// ocannlCharLMBackwardPart161Records holds the free ocannlCharLMBackwardPart161 records.
+var ocannlCharLMBackwardPart161Records rt.Records[ocannlCharLMBackwardPart161]
 
-// ocannlCharLMBackwardPart175 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart162 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart162 struct {
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock3LayerNorm1BetaPartial [8][96]float32
+}
+
+// Part runs part j175 of the nest (0 <= j175 < 8).
+func (r175 *ocannlCharLMBackwardPart162) Part(j175 int) {
+	scratch, gNetBlock3LayerNorm1BetaPartial := r175.scratch, &r175.gNetBlock3LayerNorm1BetaPartial
+	gNetBlock3LayerNorm1BetaPartial[j175] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock3LayerNorm1BetaPartial[j175][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j175][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm1BetaPartial[j175][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j175][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j175]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j175][i1]
+				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j175][i1+1]
+				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j175][i1+2]
+				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j175][i1+3]
+				for i2 := range 96 {
+					acc81 := gNetBlock3LayerNorm1BetaPartialRow[i2]
+					acc81 += net_block_3_masked_attention_1_x_gradRow4[i2]
+					acc81 += net_block_3_masked_attention_1_x_gradRow5[i2]
+					acc81 += net_block_3_masked_attention_1_x_gradRow6[i2]
+					acc81 += net_block_3_masked_attention_1_x_gradRow7[i2]
+					gNetBlock3LayerNorm1BetaPartialRow[i2] = acc81
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart162Records holds the free ocannlCharLMBackwardPart162 records.
+var ocannlCharLMBackwardPart162Records rt.Records[ocannlCharLMBackwardPart162]
+
+// ocannlCharLMBackwardPart163 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart175 struct {
+type ocannlCharLMBackwardPart163 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j188 of the nest (0 <= j188 < 8).
-func (r188 *ocannlCharLMBackwardPart175) Part(j188 int) {
-	scratch := r188.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j177 of the nest (0 <= j177 < 8).
+func (r176 *ocannlCharLMBackwardPart163) Part(j177 int) {
+	scratch := r176.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j188][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j188][0])
+			ocannlMap27AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j177][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j177][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j177][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j188][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j188][0])
+			ocannlMap27AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j177][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j177][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j177][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j188]
-				net_block_3_masked_attention_1_x_4_gradRow := &scratch.net_block_3_masked_attention_1_x_4_grad[i0][i1+8*j188]
+				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j177]
+				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j177][0]
+				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j177]
 				for i2 := range 96 {
-					net_block_3_masked_attention_1_x_4_gradRow[i2] += net_block_3_masked_attention_1_x_gradRow4[i2]
+					net_block_3_masked_attention_1_x_1_gradRow[i2] += net_block_3_masked_attention_1_x_gradRow8[i2] / net_block_3_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart163Records holds the free ocannlCharLMBackwardPart163 records.
+var ocannlCharLMBackwardPart163Records rt.Records[ocannlCharLMBackwardPart163]
+
+// ocannlCharLMBackwardPart164 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart164 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j178 of the nest (0 <= j178 < 8).
+func (r177 *ocannlCharLMBackwardPart164) Part(j178 int) {
+	scratch := r177.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j178][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j178][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j178][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_masked_attention_1_x_gradRow9 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j178]
+				net_block_3_masked_attention_1_x_1Row3 := &scratch.net_block_3_masked_attention_1_x_1[i0][i1+8*j178]
+				v4 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j178][0] * scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j178][0]
+				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j178][0]
+				for i2 := range 96 {
+					acc83 += net_block_3_masked_attention_1_x_gradRow9[i2] * (-(net_block_3_masked_attention_1_x_1Row3[i2] / v4))
+				}
+				scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j178][0] = acc83
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart164Records holds the free ocannlCharLMBackwardPart164 records.
+var ocannlCharLMBackwardPart164Records rt.Records[ocannlCharLMBackwardPart164]
+
+// ocannlCharLMBackwardPart165 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart165 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock3LayerNorm1GammaPartial [8][96]float32
+}
+
+// Part runs part j179 of the nest (0 <= j179 < 8).
+func (r178 *ocannlCharLMBackwardPart165) Part(j179 int) {
+	scratch, gNetBlock3LayerNorm1GammaPartial := r178.scratch, &r178.gNetBlock3LayerNorm1GammaPartial
+	gNetBlock3LayerNorm1GammaPartial[j179] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock3LayerNorm1GammaPartial[j179][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j179][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j179][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm1GammaPartial[j179][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j179][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j179][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j179]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j179][i1]
+				net_block_3_layer_norm_1_centeredRow4 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j179][i1]
+				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j179][i1+1]
+				net_block_3_layer_norm_1_centeredRow5 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j179][i1+1]
+				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j179][i1+2]
+				net_block_3_layer_norm_1_centeredRow6 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j179][i1+2]
+				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j179][i1+3]
+				net_block_3_layer_norm_1_centeredRow7 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j179][i1+3]
+				for i2 := range 96 {
+					acc84 := gNetBlock3LayerNorm1GammaPartialRow[i2]
+					acc84 += net_block_3_masked_attention_1_x_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow4[i2]
+					acc84 += net_block_3_masked_attention_1_x_1_gradRow3[i2] * net_block_3_layer_norm_1_centeredRow5[i2]
+					acc84 += net_block_3_masked_attention_1_x_1_gradRow4[i2] * net_block_3_layer_norm_1_centeredRow6[i2]
+					acc84 += net_block_3_masked_attention_1_x_1_gradRow5[i2] * net_block_3_layer_norm_1_centeredRow7[i2]
+					gNetBlock3LayerNorm1GammaPartialRow[i2] = acc84
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart165Records holds the free ocannlCharLMBackwardPart165 records.
+var ocannlCharLMBackwardPart165Records rt.Records[ocannlCharLMBackwardPart165]
+
+// ocannlCharLMBackwardPart166 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart166 struct {
+	pNetBlock3LayerNorm1Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j181 of the nest (0 <= j181 < 8).
+func (r179 *ocannlCharLMBackwardPart166) Part(j181 int) {
+	pNetBlock3LayerNorm1Gamma, scratch := r179.pNetBlock3LayerNorm1Gamma, r179.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j181][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j181][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j181][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j181][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j181]
+				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j181]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_centered_gradRow[i2] += pNetBlock3LayerNorm1Gamma[i2] * net_block_3_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart166Records holds the free ocannlCharLMBackwardPart166 records.
+var ocannlCharLMBackwardPart166Records rt.Records[ocannlCharLMBackwardPart166]
+
+// ocannlCharLMBackwardPart167 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart167 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j182 of the nest (0 <= j182 < 8).
+func (r180 *ocannlCharLMBackwardPart167) Part(j182 int) {
+	scratch := r180.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap32AVX512(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j182][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j182][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap32AVX2(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j182][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j182][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j182][0]
+				net_block_3_layer_norm_1_var_1_gradRow := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j182]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_var_1_gradRow[i2] += net_block_3_layer_norm_1_var_2_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart167Records holds the free ocannlCharLMBackwardPart167 records.
+var ocannlCharLMBackwardPart167Records rt.Records[ocannlCharLMBackwardPart167]
+
+// ocannlCharLMBackwardPart168 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart168 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j183 of the nest (0 <= j183 < 8).
+func (r181 *ocannlCharLMBackwardPart168) Part(j183 int) {
+	scratch := r181.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j183][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j183][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j183][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j183][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j183][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j183][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_var_1_gradRow2 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j183]
+				net_block_3_layer_norm_1_centeredRow8 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j183]
+				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j183]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_centered_gradRow2[i2] += net_block_3_layer_norm_1_var_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart168Records holds the free ocannlCharLMBackwardPart168 records.
+var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
+
+// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart169 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j184 of the nest (0 <= j184 < 8).
+func (r182 *ocannlCharLMBackwardPart169) Part(j184 int) {
+	scratch := r182.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j184][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j184][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j184][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j184][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j184][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j184][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_centeredRow9 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j184]
+				net_block_3_layer_norm_1_var_1_gradRow3 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j184]
+				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j184]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_centered_gradRow3[i2] += net_block_3_layer_norm_1_centeredRow9[i2] * net_block_3_layer_norm_1_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart169Records holds the free ocannlCharLMBackwardPart169 records.
+var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
+
+// ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart170 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j185 of the nest (0 <= j185 < 8).
+func (r183 *ocannlCharLMBackwardPart170) Part(j185 int) {
+	scratch := r183.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j185][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j185][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j185][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j185][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j185]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j185]
+				for i2 := range 96 {
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_3_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart170Records holds the free ocannlCharLMBackwardPart170 records.
+var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
+
+// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart171 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j186 of the nest (0 <= j186 < 8).
+func (r184 *ocannlCharLMBackwardPart171) Part(j186 int) {
+	scratch := r184.scratch
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j186][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j186][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j186][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j186][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j186]
+				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j186][0]
+				for i2 := range 96 {
+					acc86 -= net_block_3_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j186][0] = acc86
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart171Records holds the free ocannlCharLMBackwardPart171 records.
+var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
+
+// ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart172 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j187 of the nest (0 <= j187 < 8).
+func (r185 *ocannlCharLMBackwardPart172) Part(j187 int) {
+	scratch := r185.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j187][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j187][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j187][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j187][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j187][0]
+				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j187]
+				for i2 := range 96 {
+					net_layer_norm_1_centered_gradRow11[i2] += net_block_3_layer_norm_1_mean_1_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart172Records holds the free ocannlCharLMBackwardPart172 records.
+var ocannlCharLMBackwardPart172Records rt.Records[ocannlCharLMBackwardPart172]
+
+// ocannlCharLMBackwardPart173 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart173 struct {
+	nNetBlock2Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j188 of the nest (0 <= j188 < 8).
+func (r186 *ocannlCharLMBackwardPart173) Part(j188 int) {
+	nNetBlock2Dropout2Mask, scratch := r186.nNetBlock2Dropout2Mask, r186.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j188][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j188][0], &nNetBlock2Dropout2Mask[6144*i0+768*j188])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j188][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j188][0], &nNetBlock2Dropout2Mask[6144*i0+768*j188])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j188]
+				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j188 : 6144*i0+96*i1+768*j188+96])
+				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j188]
+				for i2 := range 96 {
+					net_block_2_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow12[i2] * nNetBlock2Dropout2MaskRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart173Records holds the free ocannlCharLMBackwardPart173 records.
+var ocannlCharLMBackwardPart173Records rt.Records[ocannlCharLMBackwardPart173]
+
+// ocannlCharLMBackwardPart174 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart174 struct {
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock2Linear1BPartial [8][96]float32
+}
+
+// Part runs part j189 of the nest (0 <= j189 < 8).
+func (r187 *ocannlCharLMBackwardPart174) Part(j189 int) {
+	scratch, gNetBlock2Linear1BPartial := r187.scratch, &r187.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j189] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j189][0], &scratch.net_block_2_dropout_2_x_grad[2*j189][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j189][0], &scratch.net_block_2_dropout_2_x_grad[2*j189][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j189]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j189][i1]
+				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j189][i1+1]
+				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j189][i1+2]
+				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j189][i1+3]
+				for i2 := range 96 {
+					acc87 := gNetBlock2Linear1BPartialRow[i2]
+					acc87 += net_block_2_dropout_2_x_gradRow2[i2]
+					acc87 += net_block_2_dropout_2_x_gradRow3[i2]
+					acc87 += net_block_2_dropout_2_x_gradRow4[i2]
+					acc87 += net_block_2_dropout_2_x_gradRow5[i2]
+					gNetBlock2Linear1BPartialRow[i2] = acc87
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart174Records holds the free ocannlCharLMBackwardPart174 records.
+var ocannlCharLMBackwardPart174Records rt.Records[ocannlCharLMBackwardPart174]
+
+// ocannlCharLMBackwardPart175 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
+type ocannlCharLMBackwardPart175 struct {
+	gNetBlock2Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j191 of the nest (0 <= j191 < 6).
+func (r188 *ocannlCharLMBackwardPart175) Part(j191 int) {
+	gNetBlock2Linear1W, scratch := r188.gNetBlock2Linear1W, r188.scratch
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j191], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j191])
+	} else if ocannlAVX2 {
+		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j191], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j191])
+	} else {
+		for i0 := range 16 {
+			for i1 := range 64 {
+				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
+				for i2 := range 96 {
+					net_block_2_dropout_2_x_gradV := scratch.net_block_2_dropout_2_x_grad[i0][i1][i2]
+					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j191 : 384*i2+64*j191+64])
+					for i3 := range 64 {
+						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_gradV * net_block_2_linear_1_xRow3[i3+64*j191]
+					}
 				}
 			}
 		}
@@ -22140,35 +21611,40 @@ var ocannlCharLMBackwardPart175Records rt.Records[ocannlCharLMBackwardPart175]
 // ocannlCharLMBackwardPart176 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart176 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock3LayerNorm1BetaPartial [8][96]float32
+	pNetBlock2Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j189 of the nest (0 <= j189 < 8).
-func (r189 *ocannlCharLMBackwardPart176) Part(j189 int) {
-	scratch, gNetBlock3LayerNorm1BetaPartial := r189.scratch, &r189.gNetBlock3LayerNorm1BetaPartial
-	gNetBlock3LayerNorm1BetaPartial[j189] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j192 of the nest (0 <= j192 < 8).
+func (r189 *ocannlCharLMBackwardPart176) Part(j192 int) {
+	pNetBlock2Linear1W, scratch := r189.pNetBlock2Linear1W, r189.scratch
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
+		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j192][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j192][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
+		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j192][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j192][0][0], &pNetBlock2Linear1W[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j189]
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j189][i1]
-				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j189][i1+1]
-				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j189][i1+2]
-				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j189][i1+3]
-				for i2 := range 96 {
-					acc81 := gNetBlock3LayerNorm1BetaPartialRow[i2]
-					acc81 += net_block_3_masked_attention_1_x_gradRow5[i2]
-					acc81 += net_block_3_masked_attention_1_x_gradRow6[i2]
-					acc81 += net_block_3_masked_attention_1_x_gradRow7[i2]
-					acc81 += net_block_3_masked_attention_1_x_gradRow8[i2]
-					gNetBlock3LayerNorm1BetaPartialRow[i2] = acc81
+			for i1 := range 64 {
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j192][i1]
+				for i2 := 0; i2 < 96; i2 += 4 {
+					pNetBlock2Linear1WRow2 := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
+					net_block_2_dropout_2_x_gradV2 := scratch.net_block_2_dropout_2_x_grad[i0+2*j192][i1][i2]
+					pNetBlock2Linear1WRow3 := (*[384]float32)(pNetBlock2Linear1W[384*i2+384 : 384*i2+768])
+					net_block_2_dropout_2_x_gradV3 := scratch.net_block_2_dropout_2_x_grad[i0+2*j192][i1][i2+1]
+					pNetBlock2Linear1WRow4 := (*[384]float32)(pNetBlock2Linear1W[384*i2+768 : 384*i2+1152])
+					net_block_2_dropout_2_x_gradV4 := scratch.net_block_2_dropout_2_x_grad[i0+2*j192][i1][i2+2]
+					pNetBlock2Linear1WRow5 := (*[384]float32)(pNetBlock2Linear1W[384*i2+1152 : 384*i2+1536])
+					net_block_2_dropout_2_x_gradV5 := scratch.net_block_2_dropout_2_x_grad[i0+2*j192][i1][i2+3]
+					for i3 := range 384 {
+						acc89 := net_block_2_linear_1_x_gradRow[i3]
+						acc89 += pNetBlock2Linear1WRow2[i3] * net_block_2_dropout_2_x_gradV2
+						acc89 += pNetBlock2Linear1WRow3[i3] * net_block_2_dropout_2_x_gradV3
+						acc89 += pNetBlock2Linear1WRow4[i3] * net_block_2_dropout_2_x_gradV4
+						acc89 += pNetBlock2Linear1WRow5[i3] * net_block_2_dropout_2_x_gradV5
+						net_block_2_linear_1_x_gradRow[i3] = acc89
+					}
 				}
 			}
 		}
@@ -22184,26 +21660,22 @@ type ocannlCharLMBackwardPart177 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j191 of the nest (0 <= j191 < 8).
-func (r190 *ocannlCharLMBackwardPart177) Part(j191 int) {
+// Part runs part j193 of the nest (0 <= j193 < 8).
+func (r190 *ocannlCharLMBackwardPart177) Part(j193 int) {
 	scratch := r190.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j191][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j191][0])
+			ocannlMap36AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_2[i0][8*j193][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_4_gradRow2 := &scratch.net_block_3_masked_attention_1_x_4_grad[i0][i1+8*j191]
-				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j191][0]
-				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j191]
-				for i2 := range 96 {
-					net_block_3_masked_attention_1_x_1_gradRow[i2] += net_block_3_masked_attention_1_x_4_gradRow2[i2] / net_block_3_masked_attention_1_x_3V2
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j193]
+				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j193]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j193]
+				for i2 := range 384 {
+					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_2_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_2_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_2_linear_1_x_2Row3[i2]*net_block_2_linear_1_x_2Row3[i2])))))))
 				}
 			}
 		}
@@ -22214,35 +21686,38 @@ func (r190 *ocannlCharLMBackwardPart177) Part(j191 int) {
 var ocannlCharLMBackwardPart177Records rt.Records[ocannlCharLMBackwardPart177]
 
 // ocannlCharLMBackwardPart178 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart178 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock2Linear2BPartial [8][384]float32
 }
 
-// Part runs part j192 of the nest (0 <= j192 < 8).
-func (r191 *ocannlCharLMBackwardPart178) Part(j192 int) {
-	scratch := r191.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j194 of the nest (0 <= j194 < 8).
+func (r191 *ocannlCharLMBackwardPart178) Part(j194 int) {
+	scratch, gNetBlock2Linear2BPartial := r191.scratch, &r191.gNetBlock2Linear2BPartial
+	gNetBlock2Linear2BPartial[j194] = [384]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
-		}
+		ocannlReduce13AVX512(&gNetBlock2Linear2BPartial[j194][0], &scratch.net_block_2_linear_1_x_2_grad[2*j194][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
-		}
+		ocannlReduce13AVX2(&gNetBlock2Linear2BPartial[j194][0], &scratch.net_block_2_linear_1_x_2_grad[2*j194][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_4_gradRow3 := &scratch.net_block_3_masked_attention_1_x_4_grad[i0][i1+8*j192]
-				net_block_3_masked_attention_1_x_1Row3 := &scratch.net_block_3_masked_attention_1_x_1[i0][i1+8*j192]
-				v4 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j192][0] * scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j192][0]
-				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j192][0]
-				for i2 := range 96 {
-					acc83 += net_block_3_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_3_masked_attention_1_x_1Row3[i2] / v4))
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j194]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j194][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j194][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j194][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j194][i1+3]
+				for i2 := range 384 {
+					acc90 := gNetBlock2Linear2BPartialRow[i2]
+					acc90 += net_block_2_linear_1_x_2_gradRow2[i2]
+					acc90 += net_block_2_linear_1_x_2_gradRow3[i2]
+					acc90 += net_block_2_linear_1_x_2_gradRow4[i2]
+					acc90 += net_block_2_linear_1_x_2_gradRow5[i2]
+					gNetBlock2Linear2BPartialRow[i2] = acc90
 				}
-				scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j192][0] = acc83
 			}
 		}
 	}
@@ -22252,41 +21727,30 @@ func (r191 *ocannlCharLMBackwardPart178) Part(j192 int) {
 var ocannlCharLMBackwardPart178Records rt.Records[ocannlCharLMBackwardPart178]
 
 // ocannlCharLMBackwardPart179 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 48 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart179 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock3LayerNorm1GammaPartial [8][96]float32
+	gNetBlock2Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j193 of the nest (0 <= j193 < 8).
-func (r192 *ocannlCharLMBackwardPart179) Part(j193 int) {
-	scratch, gNetBlock3LayerNorm1GammaPartial := r192.scratch, &r192.gNetBlock3LayerNorm1GammaPartial
-	gNetBlock3LayerNorm1GammaPartial[j193] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j196 of the nest (0 <= j196 < 8).
+func (r192 *ocannlCharLMBackwardPart179) Part(j196 int) {
+	gNetBlock2Linear2W, scratch := r192.gNetBlock2Linear2W, r192.scratch
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
+		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j196], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j196], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
+		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j196], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j196], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j193]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j193][i1]
-				net_block_3_layer_norm_1_centeredRow4 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j193][i1]
-				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j193][i1+1]
-				net_block_3_layer_norm_1_centeredRow5 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j193][i1+1]
-				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j193][i1+2]
-				net_block_3_layer_norm_1_centeredRow6 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j193][i1+2]
-				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j193][i1+3]
-				net_block_3_layer_norm_1_centeredRow7 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j193][i1+3]
-				for i2 := range 96 {
-					acc84 := gNetBlock3LayerNorm1GammaPartialRow[i2]
-					acc84 += net_block_3_masked_attention_1_x_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow4[i2]
-					acc84 += net_block_3_masked_attention_1_x_1_gradRow3[i2] * net_block_3_layer_norm_1_centeredRow5[i2]
-					acc84 += net_block_3_masked_attention_1_x_1_gradRow4[i2] * net_block_3_layer_norm_1_centeredRow6[i2]
-					acc84 += net_block_3_masked_attention_1_x_1_gradRow5[i2] * net_block_3_layer_norm_1_centeredRow7[i2]
-					gNetBlock3LayerNorm1GammaPartialRow[i2] = acc84
+		for i0 := range 16 {
+			for i1 := range 64 {
+				net_block_2_linear_2_xRow3 := &scratch.net_block_2_linear_2_x[i0][i1]
+				for i2 := range 48 {
+					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+48*j196]
+					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j196 : 96*i2+4608*j196+96])
+					for i3 := range 96 {
+						gNetBlock2Linear2WRow[i3] += net_block_2_linear_1_x_2_gradV * net_block_2_linear_2_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -22297,31 +21761,42 @@ func (r192 *ocannlCharLMBackwardPart179) Part(j193 int) {
 var ocannlCharLMBackwardPart179Records rt.Records[ocannlCharLMBackwardPart179]
 
 // ocannlCharLMBackwardPart180 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart180 struct {
-	pNetBlock3LayerNorm1Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	pNetBlock2Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j195 of the nest (0 <= j195 < 8).
-func (r193 *ocannlCharLMBackwardPart180) Part(j195 int) {
-	pNetBlock3LayerNorm1Gamma, scratch := r193.pNetBlock3LayerNorm1Gamma, r193.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j197 of the nest (0 <= j197 < 8).
+func (r193 *ocannlCharLMBackwardPart180) Part(j197 int) {
+	pNetBlock2Linear2W, scratch := r193.pNetBlock2Linear2W, r193.scratch
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j195][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j195][0])
-		}
+		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j197][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j197][0][0], &pNetBlock2Linear2W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j195][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j195][0])
-		}
+		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j197][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j197][0][0], &pNetBlock2Linear2W[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j195]
-				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j195]
-				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow[i2] += pNetBlock3LayerNorm1Gamma[i2] * net_block_3_masked_attention_1_x_1_gradRow6[i2]
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j197][i1]
+				for i2 := 0; i2 < 384; i2 += 4 {
+					pNetBlock2Linear2WRow2 := (*[96]float32)(pNetBlock2Linear2W[96*i2 : 96*i2+96])
+					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j197][i1][i2]
+					pNetBlock2Linear2WRow3 := (*[96]float32)(pNetBlock2Linear2W[96*i2+96 : 96*i2+192])
+					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j197][i1][i2+1]
+					pNetBlock2Linear2WRow4 := (*[96]float32)(pNetBlock2Linear2W[96*i2+192 : 96*i2+288])
+					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j197][i1][i2+2]
+					pNetBlock2Linear2WRow5 := (*[96]float32)(pNetBlock2Linear2W[96*i2+288 : 96*i2+384])
+					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j197][i1][i2+3]
+					for i3 := range 96 {
+						acc92 := net_block_2_linear_2_x_gradRow[i3]
+						acc92 += pNetBlock2Linear2WRow2[i3] * net_block_2_linear_1_x_2_gradV2
+						acc92 += pNetBlock2Linear2WRow3[i3] * net_block_2_linear_1_x_2_gradV3
+						acc92 += pNetBlock2Linear2WRow4[i3] * net_block_2_linear_1_x_2_gradV4
+						acc92 += pNetBlock2Linear2WRow5[i3] * net_block_2_linear_1_x_2_gradV5
+						net_block_2_linear_2_x_gradRow[i3] = acc92
+					}
 				}
 			}
 		}
@@ -22332,30 +21807,37 @@ func (r193 *ocannlCharLMBackwardPart180) Part(j195 int) {
 var ocannlCharLMBackwardPart180Records rt.Records[ocannlCharLMBackwardPart180]
 
 // ocannlCharLMBackwardPart181 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart181 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j196 of the nest (0 <= j196 < 8).
-func (r194 *ocannlCharLMBackwardPart181) Part(j196 int) {
-	scratch := r194.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j198 of the nest (0 <= j198 < 8).
+func (r194 *ocannlCharLMBackwardPart181) Part(j198 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r194.scratch, &r194.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j198] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j196][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j196][0])
-		}
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j198][0], &scratch.net_block_2_linear_2_x_grad[2*j198][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j196][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j196][0])
-		}
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j198][0], &scratch.net_block_2_linear_2_x_grad[2*j198][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j196][0]
-				net_block_3_layer_norm_1_var_1_gradRow := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j196]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j198]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0+2*j198][i1]
+				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j198][i1+1]
+				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j198][i1+2]
+				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j198][i1+3]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_var_1_gradRow[i2] += net_block_3_layer_norm_1_var_2_gradV
+					acc93 := gNetBlock2LayerNorm2BetaPartialRow[i2]
+					acc93 += net_block_2_linear_2_x_gradRow2[i2]
+					acc93 += net_block_2_linear_2_x_gradRow3[i2]
+					acc93 += net_block_2_linear_2_x_gradRow4[i2]
+					acc93 += net_block_2_linear_2_x_gradRow5[i2]
+					gNetBlock2LayerNorm2BetaPartialRow[i2] = acc93
 				}
 			}
 		}
@@ -22371,26 +21853,26 @@ type ocannlCharLMBackwardPart182 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j197 of the nest (0 <= j197 < 8).
-func (r195 *ocannlCharLMBackwardPart182) Part(j197 int) {
+// Part runs part j200 of the nest (0 <= j200 < 8).
+func (r195 *ocannlCharLMBackwardPart182) Part(j200 int) {
 	scratch := r195.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j197][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j197][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j197][0])
+			ocannlMap27AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j200][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j200][0], &scratch.net_block_2_linear_2_x_3[i0][8*j200][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j197][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j197][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j197][0])
+			ocannlMap27AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j200][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j200][0], &scratch.net_block_2_linear_2_x_3[i0][8*j200][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_var_1_gradRow2 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j197]
-				net_block_3_layer_norm_1_centeredRow8 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j197]
-				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j197]
+				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j200]
+				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j200][0]
+				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j200]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow2[i2] += net_block_3_layer_norm_1_var_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow8[i2]
+					net_block_2_linear_2_x_1_gradRow[i2] += net_block_2_linear_2_x_gradRow6[i2] / net_block_2_linear_2_x_3V2
 				}
 			}
 		}
@@ -22406,27 +21888,30 @@ type ocannlCharLMBackwardPart183 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j198 of the nest (0 <= j198 < 8).
-func (r196 *ocannlCharLMBackwardPart183) Part(j198 int) {
+// Part runs part j201 of the nest (0 <= j201 < 8).
+func (r196 *ocannlCharLMBackwardPart183) Part(j201 int) {
 	scratch := r196.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j198][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j198][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j198][0])
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j201][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j198][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j198][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j198][0])
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j201][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j201][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_centeredRow9 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j198]
-				net_block_3_layer_norm_1_var_1_gradRow3 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j198]
-				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j198]
+				net_block_2_linear_2_x_gradRow7 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j201]
+				net_block_2_linear_2_x_1Row3 := &scratch.net_block_2_linear_2_x_1[i0][i1+8*j201]
+				v5 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j201][0] * scratch.net_block_2_linear_2_x_3[i0][i1+8*j201][0]
+				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j201][0]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow3[i2] += net_block_3_layer_norm_1_centeredRow9[i2] * net_block_3_layer_norm_1_var_1_gradRow3[i2]
+					acc95 += net_block_2_linear_2_x_gradRow7[i2] * (-(net_block_2_linear_2_x_1Row3[i2] / v5))
 				}
+				scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j201][0] = acc95
 			}
 		}
 	}
@@ -22436,30 +21921,41 @@ func (r196 *ocannlCharLMBackwardPart183) Part(j198 int) {
 var ocannlCharLMBackwardPart183Records rt.Records[ocannlCharLMBackwardPart183]
 
 // ocannlCharLMBackwardPart184 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart184 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j199 of the nest (0 <= j199 < 8).
-func (r197 *ocannlCharLMBackwardPart184) Part(j199 int) {
-	scratch := r197.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+// Part runs part j202 of the nest (0 <= j202 < 8).
+func (r197 *ocannlCharLMBackwardPart184) Part(j202 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r197.scratch, &r197.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j202] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_h2_grad[i0][8*j199][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j199][0])
-		}
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j202][0], &scratch.net_block_2_linear_2_x_1_grad[2*j202][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j202][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_h2_grad[i0][8*j199][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j199][0])
-		}
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j202][0], &scratch.net_block_2_linear_2_x_1_grad[2*j202][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j202][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j199]
-				net_h2_gradRow2 := &scratch.net_h2_grad[i0][i1+8*j199]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j202]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j202][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j202][i1]
+				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j202][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j202][i1+1]
+				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j202][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j202][i1+2]
+				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j202][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j202][i1+3]
 				for i2 := range 96 {
-					net_h2_gradRow2[i2] += net_block_3_layer_norm_1_centered_gradRow4[i2]
+					acc96 := gNetBlock2LayerNorm2GammaPartialRow[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow3[i2] * net_block_2_layer_norm_2_centeredRow5[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow4[i2] * net_block_2_layer_norm_2_centeredRow6[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow5[i2] * net_block_2_layer_norm_2_centeredRow7[i2]
+					gNetBlock2LayerNorm2GammaPartialRow[i2] = acc96
 				}
 			}
 		}
@@ -22472,31 +21968,30 @@ var ocannlCharLMBackwardPart184Records rt.Records[ocannlCharLMBackwardPart184]
 // ocannlCharLMBackwardPart185 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart185 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock2LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j200 of the nest (0 <= j200 < 8).
-func (r198 *ocannlCharLMBackwardPart185) Part(j200 int) {
-	scratch := r198.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j204 of the nest (0 <= j204 < 8).
+func (r198 *ocannlCharLMBackwardPart185) Part(j204 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r198.pNetBlock2LayerNorm2Gamma, r198.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
+		for i0 := range 16 {
+			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j204][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j204][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j204][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j204][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j200]
-				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j200][0]
+				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j204]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j204]
 				for i2 := range 96 {
-					acc86 -= net_block_3_layer_norm_1_centered_gradRow5[i2]
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_linear_2_x_1_gradRow6[i2]
 				}
-				scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j200][0] = acc86
 			}
 		}
 	}
@@ -22511,25 +22006,25 @@ type ocannlCharLMBackwardPart186 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j201 of the nest (0 <= j201 < 8).
-func (r199 *ocannlCharLMBackwardPart186) Part(j201 int) {
+// Part runs part j205 of the nest (0 <= j205 < 8).
+func (r199 *ocannlCharLMBackwardPart186) Part(j205 int) {
 	scratch := r199.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_h2_grad[0][i1+8*j201][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j201][0])
+		for i0 := range 16 {
+			ocannlMap32AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j205][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j205][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_h2_grad[0][i1+8*j201][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j201][0])
+		for i0 := range 16 {
+			ocannlMap32AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j205][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j205][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j201][0]
-				net_h2_gradRow3 := &scratch.net_h2_grad[i0][i1+8*j201]
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j205][0]
+				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j205]
 				for i2 := range 96 {
-					net_h2_gradRow3[i2] += net_block_3_layer_norm_1_mean_1_gradV
+					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -22545,25 +22040,26 @@ type ocannlCharLMBackwardPart187 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j202 of the nest (0 <= j202 < 8).
-func (r200 *ocannlCharLMBackwardPart187) Part(j202 int) {
+// Part runs part j206 of the nest (0 <= j206 < 8).
+func (r200 *ocannlCharLMBackwardPart187) Part(j206 int) {
 	scratch := r200.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_x1_grad[i0][8*j202][0], &scratch.net_h2_grad[i0][8*j202][0])
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j206][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j206][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j206][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_x1_grad[i0][8*j202][0], &scratch.net_h2_grad[i0][8*j202][0])
+			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j206][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j206][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j206][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2_gradRow4 := &scratch.net_h2_grad[i0][i1+8*j202]
-				net_block_2_x1_gradRow := &scratch.net_block_2_x1_grad[i0][i1+8*j202]
+				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j206]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j206]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j206]
 				for i2 := range 96 {
-					net_block_2_x1_gradRow[i2] += net_h2_gradRow4[i2]
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -22579,25 +22075,26 @@ type ocannlCharLMBackwardPart188 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j203 of the nest (0 <= j203 < 8).
-func (r201 *ocannlCharLMBackwardPart188) Part(j203 int) {
+// Part runs part j207 of the nest (0 <= j207 < 8).
+func (r201 *ocannlCharLMBackwardPart188) Part(j207 int) {
 	scratch := r201.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h2_1_grad[i0][8*j203][0], &scratch.net_h2_grad[i0][8*j203][0])
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j207][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j207][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j207][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h2_1_grad[i0][8*j203][0], &scratch.net_h2_grad[i0][8*j203][0])
+			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j207][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j207][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j207][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2_gradRow5 := &scratch.net_h2_grad[i0][i1+8*j203]
-				net_h2_1_gradRow := &scratch.net_h2_1_grad[i0][i1+8*j203]
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j207]
+				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j207]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j207]
 				for i2 := range 96 {
-					net_h2_1_gradRow[i2] += net_h2_gradRow5[i2]
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -22610,30 +22107,28 @@ var ocannlCharLMBackwardPart188Records rt.Records[ocannlCharLMBackwardPart188]
 // ocannlCharLMBackwardPart189 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart189 struct {
-	nNetBlock2Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j204 of the nest (0 <= j204 < 8).
-func (r202 *ocannlCharLMBackwardPart189) Part(j204 int) {
-	nNetBlock2Dropout2Mask, scratch := r202.nNetBlock2Dropout2Mask, r202.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j208 of the nest (0 <= j208 < 8).
+func (r202 *ocannlCharLMBackwardPart189) Part(j208 int) {
+	scratch := r202.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j204][0], &scratch.net_h2_1_grad[i0][8*j204][0], &nNetBlock2Dropout2Mask[6144*i0+768*j204])
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j208][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j208][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j204][0], &scratch.net_h2_1_grad[i0][8*j204][0], &nNetBlock2Dropout2Mask[6144*i0+768*j204])
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j208][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j208][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h2_1_gradRow2 := &scratch.net_h2_1_grad[i0][i1+8*j204]
-				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j204 : 6144*i0+96*i1+768*j204+96])
-				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j204]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j208]
+				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j208]
 				for i2 := range 96 {
-					net_block_2_dropout_2_x_gradRow[i2] += net_h2_1_gradRow2[i2] * nNetBlock2Dropout2MaskRow2[i2]
+					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -22649,26 +22144,28 @@ type ocannlCharLMBackwardPart190 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j205 of the nest (0 <= j205 < 8).
-func (r203 *ocannlCharLMBackwardPart190) Part(j205 int) {
+// Part runs part j209 of the nest (0 <= j209 < 8).
+func (r203 *ocannlCharLMBackwardPart190) Part(j209 int) {
 	scratch := r203.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_dropout_2_x_1_grad[i0][8*j205][0], &scratch.net_block_2_dropout_2_x_grad[i0][8*j205][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j209][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j209][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_dropout_2_x_1_grad[i0][8*j205][0], &scratch.net_block_2_dropout_2_x_grad[i0][8*j205][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j209][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j209][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j205]
-				net_block_2_dropout_2_x_1_gradRow := &scratch.net_block_2_dropout_2_x_1_grad[i0][i1+8*j205]
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j209]
+				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j209][0]
 				for i2 := range 96 {
-					net_block_2_dropout_2_x_1_gradRow[i2] += net_block_2_dropout_2_x_gradRow2[i2]
+					acc98 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j209][0] = acc98
 			}
 		}
 	}
@@ -22678,37 +22175,30 @@ func (r203 *ocannlCharLMBackwardPart190) Part(j205 int) {
 var ocannlCharLMBackwardPart190Records rt.Records[ocannlCharLMBackwardPart190]
 
 // ocannlCharLMBackwardPart191 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart191 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock2Linear1BPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j206 of the nest (0 <= j206 < 8).
-func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
-	scratch, gNetBlock2Linear1BPartial := r204.scratch, &r204.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j206] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j210 of the nest (0 <= j210 < 8).
+func (r204 *ocannlCharLMBackwardPart191) Part(j210 int) {
+	scratch := r204.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j210][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j210][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j210][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j206]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j206][i1]
-				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j206][i1+1]
-				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j206][i1+2]
-				net_block_2_dropout_2_x_gradRow6 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j206][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j210][0]
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j210]
 				for i2 := range 96 {
-					acc87 := gNetBlock2Linear1BPartialRow[i2]
-					acc87 += net_block_2_dropout_2_x_gradRow3[i2]
-					acc87 += net_block_2_dropout_2_x_gradRow4[i2]
-					acc87 += net_block_2_dropout_2_x_gradRow5[i2]
-					acc87 += net_block_2_dropout_2_x_gradRow6[i2]
-					gNetBlock2Linear1BPartialRow[i2] = acc87
+					net_layer_norm_1_centered_gradRow14[i2] += net_block_2_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -22718,31 +22208,33 @@ func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
 // ocannlCharLMBackwardPart191Records holds the free ocannlCharLMBackwardPart191 records.
 var ocannlCharLMBackwardPart191Records rt.Records[ocannlCharLMBackwardPart191]
 
-// ocannlCharLMBackwardPart192 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
-// for each 64 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart192 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart192 struct {
-	gNetBlock2Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	nNetBlock2Dropout1Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j208 of the nest (0 <= j208 < 6).
-func (r205 *ocannlCharLMBackwardPart192) Part(j208 int) {
-	gNetBlock2Linear1W, scratch := r205.gNetBlock2Linear1W, r205.scratch
-	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j211 of the nest (0 <= j211 < 8).
+func (r205 *ocannlCharLMBackwardPart192) Part(j211 int) {
+	nNetBlock2Dropout1Mask, scratch := r205.nNetBlock2Dropout1Mask, r205.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j208])
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j211][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j211][0], &nNetBlock2Dropout1Mask[6144*i0+768*j211])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j208])
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j211][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j211][0], &nNetBlock2Dropout1Mask[6144*i0+768*j211])
+		}
 	} else {
 		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j211]
+				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j211 : 6144*i0+96*i1+768*j211+96])
+				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j211]
 				for i2 := range 96 {
-					net_block_2_dropout_2_x_1_gradV := scratch.net_block_2_dropout_2_x_1_grad[i0][i1][i2]
-					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j208 : 384*i2+64*j208+64])
-					for i3 := range 64 {
-						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_1_gradV * net_block_2_linear_1_xRow3[i3+64*j208]
-					}
+					net_block_2_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow15[i2] * nNetBlock2Dropout1MaskRow2[i2]
 				}
 			}
 		}
@@ -22752,42 +22244,32 @@ func (r205 *ocannlCharLMBackwardPart192) Part(j208 int) {
 // ocannlCharLMBackwardPart192Records holds the free ocannlCharLMBackwardPart192 records.
 var ocannlCharLMBackwardPart192Records rt.Records[ocannlCharLMBackwardPart192]
 
-// ocannlCharLMBackwardPart193 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlCharLMBackwardPart193 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart193 struct {
-	pNetBlock2Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	gNetBlock2MaskedAttention1WO *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j209 of the nest (0 <= j209 < 8).
-func (r206 *ocannlCharLMBackwardPart193) Part(j209 int) {
-	pNetBlock2Linear1W, scratch := r206.pNetBlock2Linear1W, r206.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j212 of the nest (0 <= j212 < 4).
+func (r206 *ocannlCharLMBackwardPart193) Part(j212 int) {
+	gNetBlock2MaskedAttention1WO, scratch := r206.gNetBlock2MaskedAttention1WO, r206.scratch
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j209][0][0], &scratch.net_block_2_dropout_2_x_1_grad[2*j209][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j212], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j212][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j209][0][0], &scratch.net_block_2_dropout_2_x_1_grad[2*j209][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j212], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j212][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
+		for i0 := range 16 {
 			for i1 := range 64 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j209][i1]
-				for i2 := 0; i2 < 96; i2 += 4 {
-					pNetBlock2Linear1WRow2 := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
-					net_block_2_dropout_2_x_1_gradV2 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2]
-					pNetBlock2Linear1WRow3 := (*[384]float32)(pNetBlock2Linear1W[384*i2+384 : 384*i2+768])
-					net_block_2_dropout_2_x_1_gradV3 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+1]
-					pNetBlock2Linear1WRow4 := (*[384]float32)(pNetBlock2Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_2_dropout_2_x_1_gradV4 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+2]
-					pNetBlock2Linear1WRow5 := (*[384]float32)(pNetBlock2Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_2_dropout_2_x_1_gradV5 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+3]
-					for i3 := range 384 {
-						acc89 := net_block_2_linear_1_x_gradRow[i3]
-						acc89 += pNetBlock2Linear1WRow2[i3] * net_block_2_dropout_2_x_1_gradV2
-						acc89 += pNetBlock2Linear1WRow3[i3] * net_block_2_dropout_2_x_1_gradV3
-						acc89 += pNetBlock2Linear1WRow4[i3] * net_block_2_dropout_2_x_1_gradV4
-						acc89 += pNetBlock2Linear1WRow5[i3] * net_block_2_dropout_2_x_1_gradV5
-						net_block_2_linear_1_x_gradRow[i3] = acc89
+				for i2 := range 96 {
+					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j212]
+						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j212 : 96*i2+24*i3+24*j212+24])
+						for i4 := range 24 {
+							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_dropout_1_x_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
+						}
 					}
 				}
 			}
@@ -22799,790 +22281,28 @@ func (r206 *ocannlCharLMBackwardPart193) Part(j209 int) {
 var ocannlCharLMBackwardPart193Records rt.Records[ocannlCharLMBackwardPart193]
 
 // ocannlCharLMBackwardPart194 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart194 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j210 of the nest (0 <= j210 < 8).
-func (r207 *ocannlCharLMBackwardPart194) Part(j210 int) {
-	scratch := r207.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j210][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j210][0], &scratch.net_block_2_linear_1_x_2[i0][8*j210][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j210]
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j210]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j210]
-				for i2 := range 384 {
-					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_2_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_2_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_2_linear_1_x_2Row3[i2]*net_block_2_linear_1_x_2Row3[i2])))))))
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart194Records holds the free ocannlCharLMBackwardPart194 records.
-var ocannlCharLMBackwardPart194Records rt.Records[ocannlCharLMBackwardPart194]
-
-// ocannlCharLMBackwardPart195 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart195 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j211 of the nest (0 <= j211 < 8).
-func (r208 *ocannlCharLMBackwardPart195) Part(j211 int) {
-	scratch := r208.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_2_linear_1_x_1_grad[i0][8*j211][0], &scratch.net_block_2_linear_1_x_2_grad[i0][8*j211][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_2_linear_1_x_1_grad[i0][8*j211][0], &scratch.net_block_2_linear_1_x_2_grad[i0][8*j211][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j211]
-				net_block_2_linear_1_x_1_gradRow := &scratch.net_block_2_linear_1_x_1_grad[i0][i1+8*j211]
-				for i2 := range 384 {
-					net_block_2_linear_1_x_1_gradRow[i2] += net_block_2_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart195Records holds the free ocannlCharLMBackwardPart195 records.
-var ocannlCharLMBackwardPart195Records rt.Records[ocannlCharLMBackwardPart195]
-
-// ocannlCharLMBackwardPart196 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart196 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock2Linear2BPartial [8][384]float32
-}
-
-// Part runs part j212 of the nest (0 <= j212 < 8).
-func (r209 *ocannlCharLMBackwardPart196) Part(j212 int) {
-	scratch, gNetBlock2Linear2BPartial := r209.scratch, &r209.gNetBlock2Linear2BPartial
-	gNetBlock2Linear2BPartial[j212] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j212]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j212][i1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j212][i1+1]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j212][i1+2]
-				net_block_2_linear_1_x_2_gradRow6 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j212][i1+3]
-				for i2 := range 384 {
-					acc90 := gNetBlock2Linear2BPartialRow[i2]
-					acc90 += net_block_2_linear_1_x_2_gradRow3[i2]
-					acc90 += net_block_2_linear_1_x_2_gradRow4[i2]
-					acc90 += net_block_2_linear_1_x_2_gradRow5[i2]
-					acc90 += net_block_2_linear_1_x_2_gradRow6[i2]
-					gNetBlock2Linear2BPartialRow[i2] = acc90
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart196Records holds the free ocannlCharLMBackwardPart196 records.
-var ocannlCharLMBackwardPart196Records rt.Records[ocannlCharLMBackwardPart196]
-
-// ocannlCharLMBackwardPart197 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart197 struct {
-	gNetBlock2Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j214 of the nest (0 <= j214 < 8).
-func (r210 *ocannlCharLMBackwardPart197) Part(j214 int) {
-	gNetBlock2Linear2W, scratch := r210.gNetBlock2Linear2W, r210.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_2_linear_2_xRow3 := &scratch.net_block_2_linear_2_x[i0][i1]
-				for i2 := range 48 {
-					net_block_2_linear_1_x_1_gradV := scratch.net_block_2_linear_1_x_1_grad[i0][i1][i2+48*j214]
-					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j214 : 96*i2+4608*j214+96])
-					for i3 := range 96 {
-						gNetBlock2Linear2WRow[i3] += net_block_2_linear_1_x_1_gradV * net_block_2_linear_2_xRow3[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart197Records holds the free ocannlCharLMBackwardPart197 records.
-var ocannlCharLMBackwardPart197Records rt.Records[ocannlCharLMBackwardPart197]
-
-// ocannlCharLMBackwardPart198 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart198 struct {
-	pNetBlock2Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j215 of the nest (0 <= j215 < 8).
-func (r211 *ocannlCharLMBackwardPart198) Part(j215 int) {
-	pNetBlock2Linear2W, scratch := r211.pNetBlock2Linear2W, r211.scratch
-	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j215][0][0], &scratch.net_block_2_linear_1_x_1_grad[2*j215][0][0], &pNetBlock2Linear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j215][0][0], &scratch.net_block_2_linear_1_x_1_grad[2*j215][0][0], &pNetBlock2Linear2W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j215][i1]
-				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock2Linear2WRow2 := (*[96]float32)(pNetBlock2Linear2W[96*i2 : 96*i2+96])
-					net_block_2_linear_1_x_1_gradV2 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2]
-					pNetBlock2Linear2WRow3 := (*[96]float32)(pNetBlock2Linear2W[96*i2+96 : 96*i2+192])
-					net_block_2_linear_1_x_1_gradV3 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+1]
-					pNetBlock2Linear2WRow4 := (*[96]float32)(pNetBlock2Linear2W[96*i2+192 : 96*i2+288])
-					net_block_2_linear_1_x_1_gradV4 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+2]
-					pNetBlock2Linear2WRow5 := (*[96]float32)(pNetBlock2Linear2W[96*i2+288 : 96*i2+384])
-					net_block_2_linear_1_x_1_gradV5 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+3]
-					for i3 := range 96 {
-						acc92 := net_block_2_linear_2_x_gradRow[i3]
-						acc92 += pNetBlock2Linear2WRow2[i3] * net_block_2_linear_1_x_1_gradV2
-						acc92 += pNetBlock2Linear2WRow3[i3] * net_block_2_linear_1_x_1_gradV3
-						acc92 += pNetBlock2Linear2WRow4[i3] * net_block_2_linear_1_x_1_gradV4
-						acc92 += pNetBlock2Linear2WRow5[i3] * net_block_2_linear_1_x_1_gradV5
-						net_block_2_linear_2_x_gradRow[i3] = acc92
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart198Records holds the free ocannlCharLMBackwardPart198 records.
-var ocannlCharLMBackwardPart198Records rt.Records[ocannlCharLMBackwardPart198]
-
-// ocannlCharLMBackwardPart199 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart199 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j216 of the nest (0 <= j216 < 8).
-func (r212 *ocannlCharLMBackwardPart199) Part(j216 int) {
-	scratch := r212.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_linear_2_x_4_grad[i0][8*j216][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j216][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_linear_2_x_4_grad[i0][8*j216][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j216][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j216]
-				net_block_2_linear_2_x_4_gradRow := &scratch.net_block_2_linear_2_x_4_grad[i0][i1+8*j216]
-				for i2 := range 96 {
-					net_block_2_linear_2_x_4_gradRow[i2] += net_block_2_linear_2_x_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart199Records holds the free ocannlCharLMBackwardPart199 records.
-var ocannlCharLMBackwardPart199Records rt.Records[ocannlCharLMBackwardPart199]
-
-// ocannlCharLMBackwardPart200 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart200 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm2BetaPartial [8][96]float32
-}
-
-// Part runs part j217 of the nest (0 <= j217 < 8).
-func (r213 *ocannlCharLMBackwardPart200) Part(j217 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r213.scratch, &r213.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j217] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j217]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j217][i1]
-				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j217][i1+1]
-				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j217][i1+2]
-				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0+2*j217][i1+3]
-				for i2 := range 96 {
-					acc93 := gNetBlock2LayerNorm2BetaPartialRow[i2]
-					acc93 += net_block_2_linear_2_x_gradRow3[i2]
-					acc93 += net_block_2_linear_2_x_gradRow4[i2]
-					acc93 += net_block_2_linear_2_x_gradRow5[i2]
-					acc93 += net_block_2_linear_2_x_gradRow6[i2]
-					gNetBlock2LayerNorm2BetaPartialRow[i2] = acc93
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart200Records holds the free ocannlCharLMBackwardPart200 records.
-var ocannlCharLMBackwardPart200Records rt.Records[ocannlCharLMBackwardPart200]
-
-// ocannlCharLMBackwardPart201 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart201 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j219 of the nest (0 <= j219 < 8).
-func (r214 *ocannlCharLMBackwardPart201) Part(j219 int) {
-	scratch := r214.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_4_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_3[i0][8*j219][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_4_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_3[i0][8*j219][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_4_gradRow2 := &scratch.net_block_2_linear_2_x_4_grad[i0][i1+8*j219]
-				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j219][0]
-				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j219]
-				for i2 := range 96 {
-					net_block_2_linear_2_x_1_gradRow[i2] += net_block_2_linear_2_x_4_gradRow2[i2] / net_block_2_linear_2_x_3V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart201Records holds the free ocannlCharLMBackwardPart201 records.
-var ocannlCharLMBackwardPart201Records rt.Records[ocannlCharLMBackwardPart201]
-
-// ocannlCharLMBackwardPart202 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart202 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j220 of the nest (0 <= j220 < 8).
-func (r215 *ocannlCharLMBackwardPart202) Part(j220 int) {
-	scratch := r215.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_4_gradRow3 := &scratch.net_block_2_linear_2_x_4_grad[i0][i1+8*j220]
-				net_block_2_linear_2_x_1Row3 := &scratch.net_block_2_linear_2_x_1[i0][i1+8*j220]
-				v5 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j220][0] * scratch.net_block_2_linear_2_x_3[i0][i1+8*j220][0]
-				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j220][0]
-				for i2 := range 96 {
-					acc95 += net_block_2_linear_2_x_4_gradRow3[i2] * (-(net_block_2_linear_2_x_1Row3[i2] / v5))
-				}
-				scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j220][0] = acc95
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart202Records holds the free ocannlCharLMBackwardPart202 records.
-var ocannlCharLMBackwardPart202Records rt.Records[ocannlCharLMBackwardPart202]
-
-// ocannlCharLMBackwardPart203 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart203 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm2GammaPartial [8][96]float32
-}
-
-// Part runs part j221 of the nest (0 <= j221 < 8).
-func (r216 *ocannlCharLMBackwardPart203) Part(j221 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r216.scratch, &r216.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j221] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j221]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j221][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j221][i1]
-				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j221][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j221][i1+1]
-				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j221][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j221][i1+2]
-				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j221][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j221][i1+3]
-				for i2 := range 96 {
-					acc96 := gNetBlock2LayerNorm2GammaPartialRow[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow3[i2] * net_block_2_layer_norm_2_centeredRow5[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow4[i2] * net_block_2_layer_norm_2_centeredRow6[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow5[i2] * net_block_2_layer_norm_2_centeredRow7[i2]
-					gNetBlock2LayerNorm2GammaPartialRow[i2] = acc96
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart203Records holds the free ocannlCharLMBackwardPart203 records.
-var ocannlCharLMBackwardPart203Records rt.Records[ocannlCharLMBackwardPart203]
-
-// ocannlCharLMBackwardPart204 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart204 struct {
-	pNetBlock2LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j223 of the nest (0 <= j223 < 8).
-func (r217 *ocannlCharLMBackwardPart204) Part(j223 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r217.pNetBlock2LayerNorm2Gamma, r217.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j223][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j223][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j223][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j223][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j223]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j223]
-				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_linear_2_x_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart204Records holds the free ocannlCharLMBackwardPart204 records.
-var ocannlCharLMBackwardPart204Records rt.Records[ocannlCharLMBackwardPart204]
-
-// ocannlCharLMBackwardPart205 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart205 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j224 of the nest (0 <= j224 < 8).
-func (r218 *ocannlCharLMBackwardPart205) Part(j224 int) {
-	scratch := r218.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j224][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j224][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j224][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j224][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j224][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j224]
-				for i2 := range 96 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart205Records holds the free ocannlCharLMBackwardPart205 records.
-var ocannlCharLMBackwardPart205Records rt.Records[ocannlCharLMBackwardPart205]
-
-// ocannlCharLMBackwardPart206 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart206 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j225 of the nest (0 <= j225 < 8).
-func (r219 *ocannlCharLMBackwardPart206) Part(j225 int) {
-	scratch := r219.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j225][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j225][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j225][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j225][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j225][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j225][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j225]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j225]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j225]
-				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart206Records holds the free ocannlCharLMBackwardPart206 records.
-var ocannlCharLMBackwardPart206Records rt.Records[ocannlCharLMBackwardPart206]
-
-// ocannlCharLMBackwardPart207 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart207 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j226 of the nest (0 <= j226 < 8).
-func (r220 *ocannlCharLMBackwardPart207) Part(j226 int) {
-	scratch := r220.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j226][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j226][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j226][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j226][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j226][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j226][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j226]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j226]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j226]
-				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart207Records holds the free ocannlCharLMBackwardPart207 records.
-var ocannlCharLMBackwardPart207Records rt.Records[ocannlCharLMBackwardPart207]
-
-// ocannlCharLMBackwardPart208 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart208 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j227 of the nest (0 <= j227 < 8).
-func (r221 *ocannlCharLMBackwardPart208) Part(j227 int) {
-	scratch := r221.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_block_2_x1_grad[i0][8*j227][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j227][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_block_2_x1_grad[i0][8*j227][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j227][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j227]
-				net_block_2_x1_gradRow2 := &scratch.net_block_2_x1_grad[i0][i1+8*j227]
-				for i2 := range 96 {
-					net_block_2_x1_gradRow2[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart208Records holds the free ocannlCharLMBackwardPart208 records.
-var ocannlCharLMBackwardPart208Records rt.Records[ocannlCharLMBackwardPart208]
-
-// ocannlCharLMBackwardPart209 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart209 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j228 of the nest (0 <= j228 < 8).
-func (r222 *ocannlCharLMBackwardPart209) Part(j228 int) {
-	scratch := r222.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j228]
-				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j228][0]
-				for i2 := range 96 {
-					acc98 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j228][0] = acc98
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart209Records holds the free ocannlCharLMBackwardPart209 records.
-var ocannlCharLMBackwardPart209Records rt.Records[ocannlCharLMBackwardPart209]
-
-// ocannlCharLMBackwardPart210 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart210 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j229 of the nest (0 <= j229 < 8).
-func (r223 *ocannlCharLMBackwardPart210) Part(j229 int) {
-	scratch := r223.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_2_x1_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j229][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_2_x1_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j229][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j229][0]
-				net_block_2_x1_gradRow3 := &scratch.net_block_2_x1_grad[i0][i1+8*j229]
-				for i2 := range 96 {
-					net_block_2_x1_gradRow3[i2] += net_block_2_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart210Records holds the free ocannlCharLMBackwardPart210 records.
-var ocannlCharLMBackwardPart210Records rt.Records[ocannlCharLMBackwardPart210]
-
-// ocannlCharLMBackwardPart211 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart211 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j230 of the nest (0 <= j230 < 8).
-func (r224 *ocannlCharLMBackwardPart211) Part(j230 int) {
-	scratch := r224.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h1_grad[i0][8*j230][0], &scratch.net_block_2_x1_grad[i0][8*j230][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h1_grad[i0][8*j230][0], &scratch.net_block_2_x1_grad[i0][8*j230][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1_gradRow4 := &scratch.net_block_2_x1_grad[i0][i1+8*j230]
-				net_h1_gradRow := &scratch.net_h1_grad[i0][i1+8*j230]
-				for i2 := range 96 {
-					net_h1_gradRow[i2] += net_block_2_x1_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart211Records holds the free ocannlCharLMBackwardPart211 records.
-var ocannlCharLMBackwardPart211Records rt.Records[ocannlCharLMBackwardPart211]
-
-// ocannlCharLMBackwardPart212 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart212 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j231 of the nest (0 <= j231 < 8).
-func (r225 *ocannlCharLMBackwardPart212) Part(j231 int) {
-	scratch := r225.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_x1_1_grad[i0][8*j231][0], &scratch.net_block_2_x1_grad[i0][8*j231][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_x1_1_grad[i0][8*j231][0], &scratch.net_block_2_x1_grad[i0][8*j231][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1_gradRow5 := &scratch.net_block_2_x1_grad[i0][i1+8*j231]
-				net_block_2_x1_1_gradRow := &scratch.net_block_2_x1_1_grad[i0][i1+8*j231]
-				for i2 := range 96 {
-					net_block_2_x1_1_gradRow[i2] += net_block_2_x1_gradRow5[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart212Records holds the free ocannlCharLMBackwardPart212 records.
-var ocannlCharLMBackwardPart212Records rt.Records[ocannlCharLMBackwardPart212]
-
-// ocannlCharLMBackwardPart213 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart213 struct {
-	nNetBlock2Dropout1Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j232 of the nest (0 <= j232 < 8).
-func (r226 *ocannlCharLMBackwardPart213) Part(j232 int) {
-	nNetBlock2Dropout1Mask, scratch := r226.nNetBlock2Dropout1Mask, r226.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j232][0], &scratch.net_block_2_x1_1_grad[i0][8*j232][0], &nNetBlock2Dropout1Mask[6144*i0+768*j232])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j232][0], &scratch.net_block_2_x1_1_grad[i0][8*j232][0], &nNetBlock2Dropout1Mask[6144*i0+768*j232])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_x1_1_gradRow2 := &scratch.net_block_2_x1_1_grad[i0][i1+8*j232]
-				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j232 : 6144*i0+96*i1+768*j232+96])
-				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j232]
-				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradRow[i2] += net_block_2_x1_1_gradRow2[i2] * nNetBlock2Dropout1MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart213Records holds the free ocannlCharLMBackwardPart213 records.
-var ocannlCharLMBackwardPart213Records rt.Records[ocannlCharLMBackwardPart213]
-
-// ocannlCharLMBackwardPart214 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart214 struct {
-	gNetBlock2MaskedAttention1WO *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j233 of the nest (0 <= j233 < 4).
-func (r227 *ocannlCharLMBackwardPart214) Part(j233 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r227.gNetBlock2MaskedAttention1WO, r227.scratch
-	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j233][0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j233][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j233]
-						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j233 : 96*i2+24*i3+24*j233+24])
-						for i4 := range 24 {
-							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_dropout_1_x_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart214Records holds the free ocannlCharLMBackwardPart214 records.
-var ocannlCharLMBackwardPart214Records rt.Records[ocannlCharLMBackwardPart214]
-
-// ocannlCharLMBackwardPart215 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart215 struct {
 	pNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j234 of the nest (0 <= j234 < 8).
-func (r228 *ocannlCharLMBackwardPart215) Part(j234 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r228.pNetBlock2MaskedAttention1WO, r228.scratch
+// Part runs part j213 of the nest (0 <= j213 < 8).
+func (r207 *ocannlCharLMBackwardPart194) Part(j213 int) {
+	pNetBlock2MaskedAttention1WO, scratch := r207.pNetBlock2MaskedAttention1WO, r207.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j234][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j234][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j213][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j213][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j234][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j234][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j213][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j213][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j234][i1][i2]
+					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j213][i1][i2]
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow2 := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j234][i1][i3]
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j213][i1][i3]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_dropout_1_x_gradV2
 						}
@@ -23593,43 +22313,43 @@ func (r228 *ocannlCharLMBackwardPart215) Part(j234 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart215Records holds the free ocannlCharLMBackwardPart215 records.
-var ocannlCharLMBackwardPart215Records rt.Records[ocannlCharLMBackwardPart215]
+// ocannlCharLMBackwardPart194Records holds the free ocannlCharLMBackwardPart194 records.
+var ocannlCharLMBackwardPart194Records rt.Records[ocannlCharLMBackwardPart194]
 
-// ocannlCharLMBackwardPart216 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart195 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart216 struct {
+type ocannlCharLMBackwardPart195 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j235 of the nest (0 <= j235 < 8).
-func (r229 *ocannlCharLMBackwardPart216) Part(j235 int) {
-	scratch := r229.scratch
+// Part runs part j214 of the nest (0 <= j214 < 8).
+func (r208 *ocannlCharLMBackwardPart195) Part(j214 int) {
+	scratch := r208.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j235][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j235][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j214][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j235][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j235][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j214][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j235]
+			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j214]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j235][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j214][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][i1][i2][i3]
-						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][i1][i2][i3+1]
-						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][i1][i2][i3+2]
-						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j235][i1][i2][i3+3]
+						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][i1][i2][i3+1]
+						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][i1][i2][i3+2]
+						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j214][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc99 := net_block_2_masked_attention_1_attn_gradRow[i4]
 							acc99 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
@@ -23645,39 +22365,39 @@ func (r229 *ocannlCharLMBackwardPart216) Part(j235 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart216Records holds the free ocannlCharLMBackwardPart216 records.
-var ocannlCharLMBackwardPart216Records rt.Records[ocannlCharLMBackwardPart216]
+// ocannlCharLMBackwardPart195Records holds the free ocannlCharLMBackwardPart195 records.
+var ocannlCharLMBackwardPart195Records rt.Records[ocannlCharLMBackwardPart195]
 
-// ocannlCharLMBackwardPart217 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart196 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart217 struct {
+type ocannlCharLMBackwardPart196 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j236 of the nest (0 <= j236 < 8).
-func (r230 *ocannlCharLMBackwardPart217) Part(j236 int) {
-	scratch := r230.scratch
+// Part runs part j215 of the nest (0 <= j215 < 8).
+func (r209 *ocannlCharLMBackwardPart196) Part(j215 int) {
+	scratch := r209.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j215][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j215][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236]
+			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j215]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][i1][i2]
+					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j215][i1][i2]
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j215][i1][i2][i3]
 						for i4 := range 64 {
 							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
 						}
@@ -23688,34 +22408,34 @@ func (r230 *ocannlCharLMBackwardPart217) Part(j236 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart217Records holds the free ocannlCharLMBackwardPart217 records.
-var ocannlCharLMBackwardPart217Records rt.Records[ocannlCharLMBackwardPart217]
+// ocannlCharLMBackwardPart196Records holds the free ocannlCharLMBackwardPart196 records.
+var ocannlCharLMBackwardPart196Records rt.Records[ocannlCharLMBackwardPart196]
 
-// ocannlCharLMBackwardPart218 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart197 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart218 struct {
+type ocannlCharLMBackwardPart197 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j237 of the nest (0 <= j237 < 8).
-func (r231 *ocannlCharLMBackwardPart218) Part(j237 int) {
-	scratch := r231.scratch
+// Part runs part j216 of the nest (0 <= j216 < 8).
+func (r210 *ocannlCharLMBackwardPart197) Part(j216 int) {
+	scratch := r210.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j237][0][0])
+			ocannlMap38AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j216][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j237][0][0])
+			ocannlMap38AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j216][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j237][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j237][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j237][i2]
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j216][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j216][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j216][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
 					}
@@ -23725,73 +22445,73 @@ func (r231 *ocannlCharLMBackwardPart218) Part(j237 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart218Records holds the free ocannlCharLMBackwardPart218 records.
-var ocannlCharLMBackwardPart218Records rt.Records[ocannlCharLMBackwardPart218]
+// ocannlCharLMBackwardPart197Records holds the free ocannlCharLMBackwardPart197 records.
+var ocannlCharLMBackwardPart197Records rt.Records[ocannlCharLMBackwardPart197]
 
-// ocannlCharLMBackwardPart219 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart198 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart219 struct {
+type ocannlCharLMBackwardPart198 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j238 of the nest (0 <= j238 < 8).
-func (r232 *ocannlCharLMBackwardPart219) Part(j238 int) {
-	scratch := r232.scratch
+// Part runs part j217 of the nest (0 <= j217 < 8).
+func (r211 *ocannlCharLMBackwardPart198) Part(j217 int) {
+	scratch := r211.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
+			ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j217][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j217][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j217][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j238][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j238][i2]
-					v6 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j238][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j238][i2][0]
-					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j238][i2][0]
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j217][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j217][i2]
+					v6 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j217][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j217][i2][0]
+					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j217][i2][0]
 					for i3 := range 64 {
 						acc100 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v6))
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j238][i2][0] = acc100
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j217][i2][0] = acc100
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart219Records holds the free ocannlCharLMBackwardPart219 records.
-var ocannlCharLMBackwardPart219Records rt.Records[ocannlCharLMBackwardPart219]
+// ocannlCharLMBackwardPart198Records holds the free ocannlCharLMBackwardPart198 records.
+var ocannlCharLMBackwardPart198Records rt.Records[ocannlCharLMBackwardPart198]
 
-// ocannlCharLMBackwardPart220 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart199 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart220 struct {
+type ocannlCharLMBackwardPart199 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j239 of the nest (0 <= j239 < 8).
-func (r233 *ocannlCharLMBackwardPart220) Part(j239 int) {
-	scratch := r233.scratch
+// Part runs part j218 of the nest (0 <= j218 < 8).
+func (r212 *ocannlCharLMBackwardPart199) Part(j218 int) {
+	scratch := r212.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap41AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j239][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j239][0][0])
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j218][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j218][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap41AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j239][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j239][0][0])
+			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j218][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j218][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j239][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j239][i2]
+					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j218][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j218][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_gradRow2[i3] += net_block_2_masked_attention_1_attn_1_gradV
 					}
@@ -23801,34 +22521,34 @@ func (r233 *ocannlCharLMBackwardPart220) Part(j239 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart220Records holds the free ocannlCharLMBackwardPart220 records.
-var ocannlCharLMBackwardPart220Records rt.Records[ocannlCharLMBackwardPart220]
+// ocannlCharLMBackwardPart199Records holds the free ocannlCharLMBackwardPart199 records.
+var ocannlCharLMBackwardPart199Records rt.Records[ocannlCharLMBackwardPart199]
 
-// ocannlCharLMBackwardPart221 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart200 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart221 struct {
+type ocannlCharLMBackwardPart200 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j240 of the nest (0 <= j240 < 8).
-func (r234 *ocannlCharLMBackwardPart221) Part(j240 int) {
-	scratch := r234.scratch
+// Part runs part j219 of the nest (0 <= j219 < 8).
+func (r213 *ocannlCharLMBackwardPart200) Part(j219 int) {
+	scratch := r213.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap42AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j240][0][0])
+			ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j219][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j219][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j219][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap42AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j240][0][0])
+			ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j219][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j219][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j219][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j240][i2]
-					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j240][i2]
-					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j240][i2]
+					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j219][i2]
+					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j219][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j219][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_ex_1_gradRow[i3] += net_block_2_masked_attention_1_ex_gradRow3[i3] * net_block_2_masked_attention_1_exRow5[i3]
 					}
@@ -23838,165 +22558,129 @@ func (r234 *ocannlCharLMBackwardPart221) Part(j240 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart221Records holds the free ocannlCharLMBackwardPart221 records.
-var ocannlCharLMBackwardPart221Records rt.Records[ocannlCharLMBackwardPart221]
+// ocannlCharLMBackwardPart200Records holds the free ocannlCharLMBackwardPart200 records.
+var ocannlCharLMBackwardPart200Records rt.Records[ocannlCharLMBackwardPart200]
 
-// ocannlCharLMBackwardPart222 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart201 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart222 struct {
+type ocannlCharLMBackwardPart201 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j241 of the nest (0 <= j241 < 8).
-func (r235 *ocannlCharLMBackwardPart222) Part(j241 int) {
-	scratch := r235.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap43AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j241][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j241][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap43AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j241][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j241][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j241][i2]
-					net_block_2_masked_attention_1_masked_gradRow := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j241][i2]
-					for i3 := range 64 {
-						net_block_2_masked_attention_1_masked_gradRow[i3] += net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart222Records holds the free ocannlCharLMBackwardPart222 records.
-var ocannlCharLMBackwardPart222Records rt.Records[ocannlCharLMBackwardPart222]
-
-// ocannlCharLMBackwardPart223 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart223 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j242 of the nest (0 <= j242 < 8).
-func (r236 *ocannlCharLMBackwardPart223) Part(j242 int) {
-	scratch := r236.scratch
+// Part runs part j220 of the nest (0 <= j220 < 8).
+func (r214 *ocannlCharLMBackwardPart201) Part(j220 int) {
+	scratch := r214.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
+			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j220][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j220][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j220][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j220][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j242][i2]
-					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j242][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j220][i2]
+					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j220][i2][0]
 					for i3 := range 64 {
-						acc101 -= net_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						acc101 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j242][i2][0] = acc101
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j220][i2][0] = acc101
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart223Records holds the free ocannlCharLMBackwardPart223 records.
-var ocannlCharLMBackwardPart223Records rt.Records[ocannlCharLMBackwardPart223]
+// ocannlCharLMBackwardPart201Records holds the free ocannlCharLMBackwardPart201 records.
+var ocannlCharLMBackwardPart201Records rt.Records[ocannlCharLMBackwardPart201]
 
-// ocannlCharLMBackwardPart224 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart202 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart224 struct {
+type ocannlCharLMBackwardPart202 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j246 of the nest (0 <= j246 < 8).
-func (r239 *ocannlCharLMBackwardPart224) Part(j246 int) {
-	scratch := r239.scratch
+// Part runs part j224 of the nest (0 <= j224 < 8).
+func (r217 *ocannlCharLMBackwardPart202) Part(j224 int) {
+	scratch := r217.scratch
 	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
+			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j224][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j224][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j224][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
+			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j224][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j224][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j224][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j246][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j246][i2][0]
-					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j224][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j224][i2][0]
+					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j224][i2][0]
 					for i3 := range 64 {
-						var r237 float32
+						var r215 float32
 						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r237 = 1
+							r215 = 1
 						}
-						r238 := float32(64)
-						if r237 != 0 {
-							r238 = scratch.ordinals_2[i3]
+						r216 := float32(64)
+						if r215 != 0 {
+							r216 = scratch.ordinals_2[i3]
 						}
-						acc102 = min(acc102, r238)
+						acc102 = min(acc102, r216)
 					}
-					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0] = acc102
+					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j224][i2][0] = acc102
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart224Records holds the free ocannlCharLMBackwardPart224 records.
-var ocannlCharLMBackwardPart224Records rt.Records[ocannlCharLMBackwardPart224]
+// ocannlCharLMBackwardPart202Records holds the free ocannlCharLMBackwardPart202 records.
+var ocannlCharLMBackwardPart202Records rt.Records[ocannlCharLMBackwardPart202]
 
-// ocannlCharLMBackwardPart225 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart203 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart225 struct {
+type ocannlCharLMBackwardPart203 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j247 of the nest (0 <= j247 < 8).
-func (r242 *ocannlCharLMBackwardPart225) Part(j247 int) {
-	scratch := r242.scratch
+// Part runs part j225 of the nest (0 <= j225 < 8).
+func (r220 *ocannlCharLMBackwardPart203) Part(j225 int) {
+	scratch := r220.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap45AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j247][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j247][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j247][0][0])
+			ocannlMap42AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j225][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j225][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j225][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap45AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j247][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j247][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j247][0][0])
+			ocannlMap42AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j225][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j225][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j225][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j247][i2][0]
-					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j247][i2][0]
-					net_block_2_masked_attention_1_masked_gradRow2 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j247][i2]
+					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j225][i2][0]
+					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j225][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j225][i2]
 					for i3 := range 64 {
-						var r240 float32
+						var r218 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_65V {
-							r240 = 1
+							r218 = 1
 						}
-						r241 := float32(0)
-						if r240 != 0 {
-							r241 = net_block_2_masked_attention_1_m_gradV
+						r219 := float32(0)
+						if r218 != 0 {
+							r219 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_masked_gradRow2[i3] += r241
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r219
 					}
 				}
 			}
@@ -24004,45 +22688,45 @@ func (r242 *ocannlCharLMBackwardPart225) Part(j247 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart225Records holds the free ocannlCharLMBackwardPart225 records.
-var ocannlCharLMBackwardPart225Records rt.Records[ocannlCharLMBackwardPart225]
+// ocannlCharLMBackwardPart203Records holds the free ocannlCharLMBackwardPart203 records.
+var ocannlCharLMBackwardPart203Records rt.Records[ocannlCharLMBackwardPart203]
 
-// ocannlCharLMBackwardPart226 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart204 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart226 struct {
+type ocannlCharLMBackwardPart204 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j248 of the nest (0 <= j248 < 8).
-func (r244 *ocannlCharLMBackwardPart226) Part(j248 int) {
-	mask, scratch := r244.mask, r244.scratch
+// Part runs part j226 of the nest (0 <= j226 < 8).
+func (r222 *ocannlCharLMBackwardPart204) Part(j226 int) {
+	mask, scratch := r222.mask, r222.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				ocannlMap46AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j248][0][0], &mask[i1+8*j248][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j248][0][0])
+				ocannlMap43AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j226][0][0], &mask[i1+8*j226][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j226][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				ocannlMap46AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j248][0][0], &mask[i1+8*j248][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j248][0][0])
+				ocannlMap43AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j226][0][0], &mask[i1+8*j226][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j226][0][0])
 			}
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				maskRow5 := &mask[i1+8*j248]
+				maskRow5 := &mask[i1+8*j226]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_masked_gradRow3 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j248][i2]
-					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j248][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j226][i2]
+					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j226][i2]
 					for i3 := range 64 {
-						r243 := float32(0)
+						r221 := float32(0)
 						if maskRow5[i3] != 0 {
-							r243 = net_block_2_masked_attention_1_masked_gradRow3[i3]
+							r221 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r243
+						net_block_2_masked_attention_1_scores_gradRow[i3] += r221
 					}
 				}
 			}
@@ -24050,34 +22734,34 @@ func (r244 *ocannlCharLMBackwardPart226) Part(j248 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart226Records holds the free ocannlCharLMBackwardPart226 records.
-var ocannlCharLMBackwardPart226Records rt.Records[ocannlCharLMBackwardPart226]
+// ocannlCharLMBackwardPart204Records holds the free ocannlCharLMBackwardPart204 records.
+var ocannlCharLMBackwardPart204Records rt.Records[ocannlCharLMBackwardPart204]
 
-// ocannlCharLMBackwardPart227 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart205 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart227 struct {
+type ocannlCharLMBackwardPart205 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j249 of the nest (0 <= j249 < 8).
-func (r245 *ocannlCharLMBackwardPart227) Part(j249 int) {
-	scratch := r245.scratch
+// Part runs part j227 of the nest (0 <= j227 < 8).
+func (r223 *ocannlCharLMBackwardPart205) Part(j227 int) {
+	scratch := r223.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap47AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			ocannlMap44AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j227][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j227][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap47AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			ocannlMap44AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j227][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j227][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
 	} else {
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_scores_gradRow2 := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j249][i2]
-					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j249][i2]
+					net_block_2_masked_attention_1_scores_gradRow2 := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j227][i2]
+					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j227][i2]
 					for i3 := range 64 {
 						net_block_2_masked_attention_1_scores_1_gradRow[i3] += net_block_2_masked_attention_1_scores_gradRow2[i3] / net_block_2_masked_attention_1_scores_2V2
 					}
@@ -24087,29 +22771,29 @@ func (r245 *ocannlCharLMBackwardPart227) Part(j249 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart227Records holds the free ocannlCharLMBackwardPart227 records.
-var ocannlCharLMBackwardPart227Records rt.Records[ocannlCharLMBackwardPart227]
+// ocannlCharLMBackwardPart205Records holds the free ocannlCharLMBackwardPart205 records.
+var ocannlCharLMBackwardPart205Records rt.Records[ocannlCharLMBackwardPart205]
 
-// ocannlCharLMBackwardPart228 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart206 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart228 struct {
+type ocannlCharLMBackwardPart206 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j250 of the nest (0 <= j250 < 8).
-func (r246 *ocannlCharLMBackwardPart228) Part(j250 int) {
-	scratch := r246.scratch
+// Part runs part j228 of the nest (0 <= j228 < 8).
+func (r224 *ocannlCharLMBackwardPart206) Part(j228 int) {
+	scratch := r224.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j250][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j250][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j228][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j228][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j250][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j250][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j228][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j228][0][i2][0])
 			}
 		}
 	} else {
@@ -24117,16 +22801,16 @@ func (r246 *ocannlCharLMBackwardPart228) Part(j250 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j250][i1][i2]
+					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j228][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][i1][i2][i3]
-						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j250][i3][i2]
-						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][i1][i2][i3+1]
-						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j250][i3+1][i2]
-						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][i1][i2][i3+2]
-						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j250][i3+2][i2]
-						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j250][i1][i2][i3+3]
-						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j250][i3+3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][i1][i2][i3]
+						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j228][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][i1][i2][i3+1]
+						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j228][i3+1][i2]
+						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][i1][i2][i3+2]
+						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j228][i3+2][i2]
+						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j228][i1][i2][i3+3]
+						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j228][i3+3][i2]
 						for i4 := range 24 {
 							acc103 := net_block_2_masked_attention_1_q_gradRow[i4]
 							acc103 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
@@ -24142,39 +22826,39 @@ func (r246 *ocannlCharLMBackwardPart228) Part(j250 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart228Records holds the free ocannlCharLMBackwardPart228 records.
-var ocannlCharLMBackwardPart228Records rt.Records[ocannlCharLMBackwardPart228]
+// ocannlCharLMBackwardPart206Records holds the free ocannlCharLMBackwardPart206 records.
+var ocannlCharLMBackwardPart206Records rt.Records[ocannlCharLMBackwardPart206]
 
-// ocannlCharLMBackwardPart229 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart207 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart229 struct {
+type ocannlCharLMBackwardPart207 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j251 of the nest (0 <= j251 < 8).
-func (r247 *ocannlCharLMBackwardPart229) Part(j251 int) {
-	scratch := r247.scratch
+// Part runs part j229 of the nest (0 <= j229 < 8).
+func (r225 *ocannlCharLMBackwardPart207) Part(j229 int) {
+	scratch := r225.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j229][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j229][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j229][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j229][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j229][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j229][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j251][i1][i2]
+					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j229][i1][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][i1][i2][i3]
-						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j229][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j229][i3][i2]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
 						}
@@ -24185,32 +22869,32 @@ func (r247 *ocannlCharLMBackwardPart229) Part(j251 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart229Records holds the free ocannlCharLMBackwardPart229 records.
-var ocannlCharLMBackwardPart229Records rt.Records[ocannlCharLMBackwardPart229]
+// ocannlCharLMBackwardPart207Records holds the free ocannlCharLMBackwardPart207 records.
+var ocannlCharLMBackwardPart207Records rt.Records[ocannlCharLMBackwardPart207]
 
-// ocannlCharLMBackwardPart230 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart208 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart230 struct {
+type ocannlCharLMBackwardPart208 struct {
 	gNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j252 of the nest (0 <= j252 < 4).
-func (r248 *ocannlCharLMBackwardPart230) Part(j252 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r248.gNetBlock2MaskedAttention1WV, r248.scratch
+// Part runs part j230 of the nest (0 <= j230 < 4).
+func (r226 *ocannlCharLMBackwardPart208) Part(j230 int) {
+	gNetBlock2MaskedAttention1WV, scratch := r226.gNetBlock2MaskedAttention1WV, r226.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j252][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j230], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j230][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j252][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j230], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j230][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j252][i3]
-						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j252+96*i3 : 2304*i2+2304*j252+96*i3+96])
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j230][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j230+96*i3 : 2304*i2+2304*j230+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
@@ -24221,39 +22905,39 @@ func (r248 *ocannlCharLMBackwardPart230) Part(j252 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart230Records holds the free ocannlCharLMBackwardPart230 records.
-var ocannlCharLMBackwardPart230Records rt.Records[ocannlCharLMBackwardPart230]
+// ocannlCharLMBackwardPart208Records holds the free ocannlCharLMBackwardPart208 records.
+var ocannlCharLMBackwardPart208Records rt.Records[ocannlCharLMBackwardPart208]
 
-// ocannlCharLMBackwardPart231 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart209 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart231 struct {
+type ocannlCharLMBackwardPart209 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j253 of the nest (0 <= j253 < 8).
-func (r249 *ocannlCharLMBackwardPart231) Part(j253 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r249.pNetBlock2MaskedAttention1WV, r249.scratch
+// Part runs part j231 of the nest (0 <= j231 < 8).
+func (r227 *ocannlCharLMBackwardPart209) Part(j231 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r227.pNetBlock2MaskedAttention1WV, r227.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j253][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j253][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j231][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j231][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j253][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j253][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j231][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j231][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j253][i1]
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j231][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j231][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j231][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j231][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j231][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc104 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc104 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -24269,32 +22953,32 @@ func (r249 *ocannlCharLMBackwardPart231) Part(j253 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart231Records holds the free ocannlCharLMBackwardPart231 records.
-var ocannlCharLMBackwardPart231Records rt.Records[ocannlCharLMBackwardPart231]
+// ocannlCharLMBackwardPart209Records holds the free ocannlCharLMBackwardPart209 records.
+var ocannlCharLMBackwardPart209Records rt.Records[ocannlCharLMBackwardPart209]
 
-// ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart210 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart232 struct {
+type ocannlCharLMBackwardPart210 struct {
 	gNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j254 of the nest (0 <= j254 < 4).
-func (r250 *ocannlCharLMBackwardPart232) Part(j254 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r250.gNetBlock2MaskedAttention1WK, r250.scratch
+// Part runs part j232 of the nest (0 <= j232 < 4).
+func (r228 *ocannlCharLMBackwardPart210) Part(j232 int) {
+	gNetBlock2MaskedAttention1WK, scratch := r228.gNetBlock2MaskedAttention1WK, r228.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j254][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j232], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j232][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j254][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j232], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j232][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j254][i3]
-						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j254+96*i3 : 2304*i2+2304*j254+96*i3+96])
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j232][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j232+96*i3 : 2304*i2+2304*j232+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -24305,39 +22989,39 @@ func (r250 *ocannlCharLMBackwardPart232) Part(j254 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart232Records holds the free ocannlCharLMBackwardPart232 records.
-var ocannlCharLMBackwardPart232Records rt.Records[ocannlCharLMBackwardPart232]
+// ocannlCharLMBackwardPart210Records holds the free ocannlCharLMBackwardPart210 records.
+var ocannlCharLMBackwardPart210Records rt.Records[ocannlCharLMBackwardPart210]
 
-// ocannlCharLMBackwardPart233 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart211 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart233 struct {
+type ocannlCharLMBackwardPart211 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j255 of the nest (0 <= j255 < 8).
-func (r251 *ocannlCharLMBackwardPart233) Part(j255 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r251.pNetBlock2MaskedAttention1WK, r251.scratch
+// Part runs part j233 of the nest (0 <= j233 < 8).
+func (r229 *ocannlCharLMBackwardPart211) Part(j233 int) {
+	pNetBlock2MaskedAttention1WK, scratch := r229.pNetBlock2MaskedAttention1WK, r229.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j255][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j255][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j233][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j233][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j255][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j255][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j233][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j233][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j255][i1]
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j233][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j233][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j233][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j233][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j233][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc105 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc105 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -24353,32 +23037,32 @@ func (r251 *ocannlCharLMBackwardPart233) Part(j255 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart233Records holds the free ocannlCharLMBackwardPart233 records.
-var ocannlCharLMBackwardPart233Records rt.Records[ocannlCharLMBackwardPart233]
+// ocannlCharLMBackwardPart211Records holds the free ocannlCharLMBackwardPart211 records.
+var ocannlCharLMBackwardPart211Records rt.Records[ocannlCharLMBackwardPart211]
 
-// ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart212 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart234 struct {
+type ocannlCharLMBackwardPart212 struct {
 	gNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j256 of the nest (0 <= j256 < 4).
-func (r252 *ocannlCharLMBackwardPart234) Part(j256 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r252.gNetBlock2MaskedAttention1WQ, r252.scratch
+// Part runs part j234 of the nest (0 <= j234 < 4).
+func (r230 *ocannlCharLMBackwardPart212) Part(j234 int) {
+	gNetBlock2MaskedAttention1WQ, scratch := r230.gNetBlock2MaskedAttention1WQ, r230.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j256][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j234], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j234][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j256][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j234], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j234][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j256][i3]
-						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j256+96*i3 : 2304*i2+2304*j256+96*i3+96])
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j234][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j234+96*i3 : 2304*i2+2304*j234+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -24389,39 +23073,39 @@ func (r252 *ocannlCharLMBackwardPart234) Part(j256 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart234Records holds the free ocannlCharLMBackwardPart234 records.
-var ocannlCharLMBackwardPart234Records rt.Records[ocannlCharLMBackwardPart234]
+// ocannlCharLMBackwardPart212Records holds the free ocannlCharLMBackwardPart212 records.
+var ocannlCharLMBackwardPart212Records rt.Records[ocannlCharLMBackwardPart212]
 
-// ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart213 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart235 struct {
+type ocannlCharLMBackwardPart213 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j257 of the nest (0 <= j257 < 8).
-func (r253 *ocannlCharLMBackwardPart235) Part(j257 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r253.pNetBlock2MaskedAttention1WQ, r253.scratch
+// Part runs part j235 of the nest (0 <= j235 < 8).
+func (r231 *ocannlCharLMBackwardPart213) Part(j235 int) {
+	pNetBlock2MaskedAttention1WQ, scratch := r231.pNetBlock2MaskedAttention1WQ, r231.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j257][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j257][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j235][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j235][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j257][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j257][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j235][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j235][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j257][i1]
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j235][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j235][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j235][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j235][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j235][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc106 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc106 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -24437,34 +23121,870 @@ func (r253 *ocannlCharLMBackwardPart235) Part(j257 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart235Records holds the free ocannlCharLMBackwardPart235 records.
-var ocannlCharLMBackwardPart235Records rt.Records[ocannlCharLMBackwardPart235]
+// ocannlCharLMBackwardPart213Records holds the free ocannlCharLMBackwardPart213 records.
+var ocannlCharLMBackwardPart213Records rt.Records[ocannlCharLMBackwardPart213]
 
-// ocannlCharLMBackwardPart236 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart214 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart214 struct {
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm1BetaPartial [8][96]float32
+}
+
+// Part runs part j236 of the nest (0 <= j236 < 8).
+func (r232 *ocannlCharLMBackwardPart214) Part(j236 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r232.scratch, &r232.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j236] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j236][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j236][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j236][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j236][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j236]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j236][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j236][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j236][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j236][i1+3]
+				for i2 := range 96 {
+					acc107 := gNetBlock2LayerNorm1BetaPartialRow[i2]
+					acc107 += net_block_2_masked_attention_1_x_gradRow4[i2]
+					acc107 += net_block_2_masked_attention_1_x_gradRow5[i2]
+					acc107 += net_block_2_masked_attention_1_x_gradRow6[i2]
+					acc107 += net_block_2_masked_attention_1_x_gradRow7[i2]
+					gNetBlock2LayerNorm1BetaPartialRow[i2] = acc107
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart214Records holds the free ocannlCharLMBackwardPart214 records.
+var ocannlCharLMBackwardPart214Records rt.Records[ocannlCharLMBackwardPart214]
+
+// ocannlCharLMBackwardPart215 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart236 struct {
+type ocannlCharLMBackwardPart215 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j258 of the nest (0 <= j258 < 8).
-func (r254 *ocannlCharLMBackwardPart236) Part(j258 int) {
-	scratch := r254.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j238 of the nest (0 <= j238 < 8).
+func (r233 *ocannlCharLMBackwardPart215) Part(j238 int) {
+	scratch := r233.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j258][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j258][0])
+			ocannlMap27AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j238][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j238][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j238][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j258][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j258][0])
+			ocannlMap27AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j238][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j238][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j238][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j258]
-				net_block_2_masked_attention_1_x_4_gradRow := &scratch.net_block_2_masked_attention_1_x_4_grad[i0][i1+8*j258]
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j238]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j238][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j238]
 				for i2 := range 96 {
-					net_block_2_masked_attention_1_x_4_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow4[i2]
+					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart215Records holds the free ocannlCharLMBackwardPart215 records.
+var ocannlCharLMBackwardPart215Records rt.Records[ocannlCharLMBackwardPart215]
+
+// ocannlCharLMBackwardPart216 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart216 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j239 of the nest (0 <= j239 < 8).
+func (r234 *ocannlCharLMBackwardPart216) Part(j239 int) {
+	scratch := r234.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j239][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j239][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j239][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j239]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+8*j239]
+				v7 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j239][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j239][0]
+				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j239][0]
+				for i2 := range 96 {
+					acc109 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v7))
+				}
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j239][0] = acc109
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart216Records holds the free ocannlCharLMBackwardPart216 records.
+var ocannlCharLMBackwardPart216Records rt.Records[ocannlCharLMBackwardPart216]
+
+// ocannlCharLMBackwardPart217 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart217 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm1GammaPartial [8][96]float32
+}
+
+// Part runs part j240 of the nest (0 <= j240 < 8).
+func (r235 *ocannlCharLMBackwardPart217) Part(j240 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r235.scratch, &r235.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j240] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j240][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j240][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j240][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j240][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j240][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j240][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j240]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j240][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j240][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j240][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j240][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j240][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j240][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j240][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j240][i1+3]
+				for i2 := range 96 {
+					acc110 := gNetBlock2LayerNorm1GammaPartialRow[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow3[i2] * net_block_2_layer_norm_1_centeredRow5[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow4[i2] * net_block_2_layer_norm_1_centeredRow6[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow5[i2] * net_block_2_layer_norm_1_centeredRow7[i2]
+					gNetBlock2LayerNorm1GammaPartialRow[i2] = acc110
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart217Records holds the free ocannlCharLMBackwardPart217 records.
+var ocannlCharLMBackwardPart217Records rt.Records[ocannlCharLMBackwardPart217]
+
+// ocannlCharLMBackwardPart218 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart218 struct {
+	pNetBlock2LayerNorm1Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j242 of the nest (0 <= j242 < 8).
+func (r236 *ocannlCharLMBackwardPart218) Part(j242 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r236.pNetBlock2LayerNorm1Gamma, r236.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j242][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j242][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j242][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j242][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j242]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j242]
+				for i2 := range 96 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart218Records holds the free ocannlCharLMBackwardPart218 records.
+var ocannlCharLMBackwardPart218Records rt.Records[ocannlCharLMBackwardPart218]
+
+// ocannlCharLMBackwardPart219 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart219 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j243 of the nest (0 <= j243 < 8).
+func (r237 *ocannlCharLMBackwardPart219) Part(j243 int) {
+	scratch := r237.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap32AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j243][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j243][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap32AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j243][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j243][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j243][0]
+				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j243]
+				for i2 := range 96 {
+					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart219Records holds the free ocannlCharLMBackwardPart219 records.
+var ocannlCharLMBackwardPart219Records rt.Records[ocannlCharLMBackwardPart219]
+
+// ocannlCharLMBackwardPart220 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart220 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j244 of the nest (0 <= j244 < 8).
+func (r238 *ocannlCharLMBackwardPart220) Part(j244 int) {
+	scratch := r238.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j244][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j244][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j244][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j244][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j244][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j244][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j244]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j244]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j244]
+				for i2 := range 96 {
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart220Records holds the free ocannlCharLMBackwardPart220 records.
+var ocannlCharLMBackwardPart220Records rt.Records[ocannlCharLMBackwardPart220]
+
+// ocannlCharLMBackwardPart221 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart221 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j245 of the nest (0 <= j245 < 8).
+func (r239 *ocannlCharLMBackwardPart221) Part(j245 int) {
+	scratch := r239.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j245][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j245][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j245][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j245][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j245][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j245][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j245]
+				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j245]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j245]
+				for i2 := range 96 {
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart221Records holds the free ocannlCharLMBackwardPart221 records.
+var ocannlCharLMBackwardPart221Records rt.Records[ocannlCharLMBackwardPart221]
+
+// ocannlCharLMBackwardPart222 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart222 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j246 of the nest (0 <= j246 < 8).
+func (r240 *ocannlCharLMBackwardPart222) Part(j246 int) {
+	scratch := r240.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j246][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j246][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j246][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j246][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j246]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j246]
+				for i2 := range 96 {
+					net_layer_norm_1_centered_gradRow16[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart222Records holds the free ocannlCharLMBackwardPart222 records.
+var ocannlCharLMBackwardPart222Records rt.Records[ocannlCharLMBackwardPart222]
+
+// ocannlCharLMBackwardPart223 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart223 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j247 of the nest (0 <= j247 < 8).
+func (r241 *ocannlCharLMBackwardPart223) Part(j247 int) {
+	scratch := r241.scratch
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j247][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j247][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j247][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j247][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j247]
+				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j247][0]
+				for i2 := range 96 {
+					acc112 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j247][0] = acc112
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart223Records holds the free ocannlCharLMBackwardPart223 records.
+var ocannlCharLMBackwardPart223Records rt.Records[ocannlCharLMBackwardPart223]
+
+// ocannlCharLMBackwardPart224 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart224 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j248 of the nest (0 <= j248 < 8).
+func (r242 *ocannlCharLMBackwardPart224) Part(j248 int) {
+	scratch := r242.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j248][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j248][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j248][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j248][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j248][0]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j248]
+				for i2 := range 96 {
+					net_layer_norm_1_centered_gradRow17[i2] += net_block_2_layer_norm_1_mean_1_gradV
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart224Records holds the free ocannlCharLMBackwardPart224 records.
+var ocannlCharLMBackwardPart224Records rt.Records[ocannlCharLMBackwardPart224]
+
+// ocannlCharLMBackwardPart225 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart225 struct {
+	nNetBlock1Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j249 of the nest (0 <= j249 < 8).
+func (r243 *ocannlCharLMBackwardPart225) Part(j249 int) {
+	nNetBlock1Dropout2Mask, scratch := r243.nNetBlock1Dropout2Mask, r243.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j249][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j249][0], &nNetBlock1Dropout2Mask[6144*i0+768*j249])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j249][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j249][0], &nNetBlock1Dropout2Mask[6144*i0+768*j249])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j249]
+				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j249 : 6144*i0+96*i1+768*j249+96])
+				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j249]
+				for i2 := range 96 {
+					net_block_1_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow18[i2] * nNetBlock1Dropout2MaskRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart225Records holds the free ocannlCharLMBackwardPart225 records.
+var ocannlCharLMBackwardPart225Records rt.Records[ocannlCharLMBackwardPart225]
+
+// ocannlCharLMBackwardPart226 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart226 struct {
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock1Linear1BPartial [8][96]float32
+}
+
+// Part runs part j250 of the nest (0 <= j250 < 8).
+func (r244 *ocannlCharLMBackwardPart226) Part(j250 int) {
+	scratch, gNetBlock1Linear1BPartial := r244.scratch, &r244.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j250] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j250][0], &scratch.net_block_1_dropout_2_x_grad[2*j250][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j250][0], &scratch.net_block_1_dropout_2_x_grad[2*j250][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j250]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j250][i1]
+				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j250][i1+1]
+				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j250][i1+2]
+				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j250][i1+3]
+				for i2 := range 96 {
+					acc113 := gNetBlock1Linear1BPartialRow[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow2[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow3[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow4[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow5[i2]
+					gNetBlock1Linear1BPartialRow[i2] = acc113
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart226Records holds the free ocannlCharLMBackwardPart226 records.
+var ocannlCharLMBackwardPart226Records rt.Records[ocannlCharLMBackwardPart226]
+
+// ocannlCharLMBackwardPart227 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
+type ocannlCharLMBackwardPart227 struct {
+	gNetBlock1Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j252 of the nest (0 <= j252 < 6).
+func (r245 *ocannlCharLMBackwardPart227) Part(j252 int) {
+	gNetBlock1Linear1W, scratch := r245.gNetBlock1Linear1W, r245.scratch
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j252], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j252])
+	} else if ocannlAVX2 {
+		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j252], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j252])
+	} else {
+		for i0 := range 16 {
+			for i1 := range 64 {
+				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
+				for i2 := range 96 {
+					net_block_1_dropout_2_x_gradV := scratch.net_block_1_dropout_2_x_grad[i0][i1][i2]
+					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j252 : 384*i2+64*j252+64])
+					for i3 := range 64 {
+						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_gradV * net_block_1_linear_1_xRow3[i3+64*j252]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart227Records holds the free ocannlCharLMBackwardPart227 records.
+var ocannlCharLMBackwardPart227Records rt.Records[ocannlCharLMBackwardPart227]
+
+// ocannlCharLMBackwardPart228 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart228 struct {
+	pNetBlock1Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j253 of the nest (0 <= j253 < 8).
+func (r246 *ocannlCharLMBackwardPart228) Part(j253 int) {
+	pNetBlock1Linear1W, scratch := r246.pNetBlock1Linear1W, r246.scratch
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j253][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j253][0][0], &pNetBlock1Linear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j253][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j253][0][0], &pNetBlock1Linear1W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j253][i1]
+				for i2 := 0; i2 < 96; i2 += 4 {
+					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
+					net_block_1_dropout_2_x_gradV2 := scratch.net_block_1_dropout_2_x_grad[i0+2*j253][i1][i2]
+					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
+					net_block_1_dropout_2_x_gradV3 := scratch.net_block_1_dropout_2_x_grad[i0+2*j253][i1][i2+1]
+					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
+					net_block_1_dropout_2_x_gradV4 := scratch.net_block_1_dropout_2_x_grad[i0+2*j253][i1][i2+2]
+					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
+					net_block_1_dropout_2_x_gradV5 := scratch.net_block_1_dropout_2_x_grad[i0+2*j253][i1][i2+3]
+					for i3 := range 384 {
+						acc115 := net_block_1_linear_1_x_gradRow[i3]
+						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_gradV2
+						acc115 += pNetBlock1Linear1WRow3[i3] * net_block_1_dropout_2_x_gradV3
+						acc115 += pNetBlock1Linear1WRow4[i3] * net_block_1_dropout_2_x_gradV4
+						acc115 += pNetBlock1Linear1WRow5[i3] * net_block_1_dropout_2_x_gradV5
+						net_block_1_linear_1_x_gradRow[i3] = acc115
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart228Records holds the free ocannlCharLMBackwardPart228 records.
+var ocannlCharLMBackwardPart228Records rt.Records[ocannlCharLMBackwardPart228]
+
+// ocannlCharLMBackwardPart229 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart229 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j254 of the nest (0 <= j254 < 8).
+func (r247 *ocannlCharLMBackwardPart229) Part(j254 int) {
+	scratch := r247.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap36AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_2[i0][8*j254][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j254]
+				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j254]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j254]
+				for i2 := range 384 {
+					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart229Records holds the free ocannlCharLMBackwardPart229 records.
+var ocannlCharLMBackwardPart229Records rt.Records[ocannlCharLMBackwardPart229]
+
+// ocannlCharLMBackwardPart230 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart230 struct {
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock1Linear2BPartial [8][384]float32
+}
+
+// Part runs part j255 of the nest (0 <= j255 < 8).
+func (r248 *ocannlCharLMBackwardPart230) Part(j255 int) {
+	scratch, gNetBlock1Linear2BPartial := r248.scratch, &r248.gNetBlock1Linear2BPartial
+	gNetBlock1Linear2BPartial[j255] = [384]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce13AVX512(&gNetBlock1Linear2BPartial[j255][0], &scratch.net_block_1_linear_1_x_2_grad[2*j255][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce13AVX2(&gNetBlock1Linear2BPartial[j255][0], &scratch.net_block_1_linear_1_x_2_grad[2*j255][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j255]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j255][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j255][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j255][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j255][i1+3]
+				for i2 := range 384 {
+					acc116 := gNetBlock1Linear2BPartialRow[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow2[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow3[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow4[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow5[i2]
+					gNetBlock1Linear2BPartialRow[i2] = acc116
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart230Records holds the free ocannlCharLMBackwardPart230 records.
+var ocannlCharLMBackwardPart230Records rt.Records[ocannlCharLMBackwardPart230]
+
+// ocannlCharLMBackwardPart231 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 48 values of i2 (see rt.Pool).
+type ocannlCharLMBackwardPart231 struct {
+	gNetBlock1Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j257 of the nest (0 <= j257 < 8).
+func (r249 *ocannlCharLMBackwardPart231) Part(j257 int) {
+	gNetBlock1Linear2W, scratch := r249.gNetBlock1Linear2W, r249.scratch
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j257], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j257], &scratch.net_block_1_linear_2_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j257], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j257], &scratch.net_block_1_linear_2_x[0][0][0])
+	} else {
+		for i0 := range 16 {
+			for i1 := range 64 {
+				net_block_1_linear_2_xRow3 := &scratch.net_block_1_linear_2_x[i0][i1]
+				for i2 := range 48 {
+					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+48*j257]
+					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j257 : 96*i2+4608*j257+96])
+					for i3 := range 96 {
+						gNetBlock1Linear2WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_linear_2_xRow3[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart231Records holds the free ocannlCharLMBackwardPart231 records.
+var ocannlCharLMBackwardPart231Records rt.Records[ocannlCharLMBackwardPart231]
+
+// ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart232 struct {
+	pNetBlock1Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j258 of the nest (0 <= j258 < 8).
+func (r250 *ocannlCharLMBackwardPart232) Part(j258 int) {
+	pNetBlock1Linear2W, scratch := r250.pNetBlock1Linear2W, r250.scratch
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j258][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j258][0][0], &pNetBlock1Linear2W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j258][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j258][0][0], &pNetBlock1Linear2W[0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j258][i1]
+				for i2 := 0; i2 < 384; i2 += 4 {
+					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
+					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j258][i1][i2]
+					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
+					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j258][i1][i2+1]
+					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
+					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j258][i1][i2+2]
+					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
+					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j258][i1][i2+3]
+					for i3 := range 96 {
+						acc118 := net_block_1_linear_2_x_gradRow[i3]
+						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_2_gradV2
+						acc118 += pNetBlock1Linear2WRow3[i3] * net_block_1_linear_1_x_2_gradV3
+						acc118 += pNetBlock1Linear2WRow4[i3] * net_block_1_linear_1_x_2_gradV4
+						acc118 += pNetBlock1Linear2WRow5[i3] * net_block_1_linear_1_x_2_gradV5
+						net_block_1_linear_2_x_gradRow[i3] = acc118
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart232Records holds the free ocannlCharLMBackwardPart232 records.
+var ocannlCharLMBackwardPart232Records rt.Records[ocannlCharLMBackwardPart232]
+
+// ocannlCharLMBackwardPart233 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart233 struct {
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock1LayerNorm2BetaPartial [8][96]float32
+}
+
+// Part runs part j259 of the nest (0 <= j259 < 8).
+func (r251 *ocannlCharLMBackwardPart233) Part(j259 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r251.scratch, &r251.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j259] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j259][0], &scratch.net_block_1_linear_2_x_grad[2*j259][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j259][0], &scratch.net_block_1_linear_2_x_grad[2*j259][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j259]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0+2*j259][i1]
+				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j259][i1+1]
+				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j259][i1+2]
+				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j259][i1+3]
+				for i2 := range 96 {
+					acc119 := gNetBlock1LayerNorm2BetaPartialRow[i2]
+					acc119 += net_block_1_linear_2_x_gradRow2[i2]
+					acc119 += net_block_1_linear_2_x_gradRow3[i2]
+					acc119 += net_block_1_linear_2_x_gradRow4[i2]
+					acc119 += net_block_1_linear_2_x_gradRow5[i2]
+					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc119
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart233Records holds the free ocannlCharLMBackwardPart233 records.
+var ocannlCharLMBackwardPart233Records rt.Records[ocannlCharLMBackwardPart233]
+
+// ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart234 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j261 of the nest (0 <= j261 < 8).
+func (r252 *ocannlCharLMBackwardPart234) Part(j261 int) {
+	scratch := r252.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j261][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j261][0], &scratch.net_block_1_linear_2_x_3[i0][8*j261][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j261][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j261][0], &scratch.net_block_1_linear_2_x_3[i0][8*j261][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j261]
+				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j261][0]
+				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j261]
+				for i2 := range 96 {
+					net_block_1_linear_2_x_1_gradRow[i2] += net_block_1_linear_2_x_gradRow6[i2] / net_block_1_linear_2_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart234Records holds the free ocannlCharLMBackwardPart234 records.
+var ocannlCharLMBackwardPart234Records rt.Records[ocannlCharLMBackwardPart234]
+
+// ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart235 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j262 of the nest (0 <= j262 < 8).
+func (r253 *ocannlCharLMBackwardPart235) Part(j262 int) {
+	scratch := r253.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce10AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j262][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce10AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j262][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j262][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_2_x_gradRow7 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j262]
+				net_block_1_linear_2_x_1Row3 := &scratch.net_block_1_linear_2_x_1[i0][i1+8*j262]
+				v8 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j262][0] * scratch.net_block_1_linear_2_x_3[i0][i1+8*j262][0]
+				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j262][0]
+				for i2 := range 96 {
+					acc121 += net_block_1_linear_2_x_gradRow7[i2] * (-(net_block_1_linear_2_x_1Row3[i2] / v8))
+				}
+				scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j262][0] = acc121
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart235Records holds the free ocannlCharLMBackwardPart235 records.
+var ocannlCharLMBackwardPart235Records rt.Records[ocannlCharLMBackwardPart235]
+
+// ocannlCharLMBackwardPart236 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart236 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock1LayerNorm2GammaPartial [8][96]float32
+}
+
+// Part runs part j263 of the nest (0 <= j263 < 8).
+func (r254 *ocannlCharLMBackwardPart236) Part(j263 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r254.scratch, &r254.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j263] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j263][0], &scratch.net_block_1_linear_2_x_1_grad[2*j263][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j263][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j263][0], &scratch.net_block_1_linear_2_x_1_grad[2*j263][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j263][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j263]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j263][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j263][i1]
+				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j263][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j263][i1+1]
+				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j263][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j263][i1+2]
+				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j263][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j263][i1+3]
+				for i2 := range 96 {
+					acc122 := gNetBlock1LayerNorm2GammaPartialRow[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
+					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc122
 				}
 			}
 		}
@@ -24475,37 +23995,31 @@ func (r254 *ocannlCharLMBackwardPart236) Part(j258 int) {
 var ocannlCharLMBackwardPart236Records rt.Records[ocannlCharLMBackwardPart236]
 
 // ocannlCharLMBackwardPart237 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart237 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm1BetaPartial [8][96]float32
+	pNetBlock1LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j259 of the nest (0 <= j259 < 8).
-func (r255 *ocannlCharLMBackwardPart237) Part(j259 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r255.scratch, &r255.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j259] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j265 of the nest (0 <= j265 < 8).
+func (r255 *ocannlCharLMBackwardPart237) Part(j265 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r255.pNetBlock1LayerNorm2Gamma, r255.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
+		for i0 := range 16 {
+			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j265][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j265][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
+		for i0 := range 16 {
+			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j265][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j265][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j259]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j259][i1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j259][i1+1]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j259][i1+2]
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j259][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j265]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j265]
 				for i2 := range 96 {
-					acc107 := gNetBlock2LayerNorm1BetaPartialRow[i2]
-					acc107 += net_block_2_masked_attention_1_x_gradRow5[i2]
-					acc107 += net_block_2_masked_attention_1_x_gradRow6[i2]
-					acc107 += net_block_2_masked_attention_1_x_gradRow7[i2]
-					acc107 += net_block_2_masked_attention_1_x_gradRow8[i2]
-					gNetBlock2LayerNorm1BetaPartialRow[i2] = acc107
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_linear_2_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -24521,26 +24035,25 @@ type ocannlCharLMBackwardPart238 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j261 of the nest (0 <= j261 < 8).
-func (r256 *ocannlCharLMBackwardPart238) Part(j261 int) {
+// Part runs part j266 of the nest (0 <= j266 < 8).
+func (r256 *ocannlCharLMBackwardPart238) Part(j266 int) {
 	scratch := r256.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j261][0])
+			ocannlMap32AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j266][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j266][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j261][0])
+			ocannlMap32AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j266][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j266][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_4_gradRow2 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0][i1+8*j261]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j261][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j261]
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j266][0]
+				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j266]
 				for i2 := range 96 {
-					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_4_gradRow2[i2] / net_block_2_masked_attention_1_x_3V2
+					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -24556,30 +24069,27 @@ type ocannlCharLMBackwardPart239 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j262 of the nest (0 <= j262 < 8).
-func (r257 *ocannlCharLMBackwardPart239) Part(j262 int) {
+// Part runs part j267 of the nest (0 <= j267 < 8).
+func (r257 *ocannlCharLMBackwardPart239) Part(j267 int) {
 	scratch := r257.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j267][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j267][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j267][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j267][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j267][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j267][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_4_gradRow3 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0][i1+8*j262]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+8*j262]
-				v7 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j262][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j262][0]
-				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j262][0]
+				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j267]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j267]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j267]
 				for i2 := range 96 {
-					acc109 += net_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v7))
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j262][0] = acc109
 			}
 		}
 	}
@@ -24589,41 +24099,31 @@ func (r257 *ocannlCharLMBackwardPart239) Part(j262 int) {
 var ocannlCharLMBackwardPart239Records rt.Records[ocannlCharLMBackwardPart239]
 
 // ocannlCharLMBackwardPart240 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart240 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm1GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j263 of the nest (0 <= j263 < 8).
-func (r258 *ocannlCharLMBackwardPart240) Part(j263 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r258.scratch, &r258.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j263] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j268 of the nest (0 <= j268 < 8).
+func (r258 *ocannlCharLMBackwardPart240) Part(j268 int) {
+	scratch := r258.scratch
+	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j268][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j268][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j268][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j268][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j268][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j268][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j263]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j263][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j263][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j263][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j263][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j263][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j263][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j263][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j263][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j268]
+				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j268]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j268]
 				for i2 := range 96 {
-					acc110 := gNetBlock2LayerNorm1GammaPartialRow[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow3[i2] * net_block_2_layer_norm_1_centeredRow5[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow4[i2] * net_block_2_layer_norm_1_centeredRow6[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow5[i2] * net_block_2_layer_norm_1_centeredRow7[i2]
-					gNetBlock2LayerNorm1GammaPartialRow[i2] = acc110
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
 				}
 			}
 		}
@@ -24636,29 +24136,28 @@ var ocannlCharLMBackwardPart240Records rt.Records[ocannlCharLMBackwardPart240]
 // ocannlCharLMBackwardPart241 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart241 struct {
-	pNetBlock2LayerNorm1Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j265 of the nest (0 <= j265 < 8).
-func (r259 *ocannlCharLMBackwardPart241) Part(j265 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r259.pNetBlock2LayerNorm1Gamma, r259.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j269 of the nest (0 <= j269 < 8).
+func (r259 *ocannlCharLMBackwardPart241) Part(j269 int) {
+	scratch := r259.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j265][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j265][0])
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j269][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j269][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j265][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j265][0])
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j269][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j269][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j265]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j265]
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j269]
+				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j269]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -24674,26 +24173,28 @@ type ocannlCharLMBackwardPart242 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j266 of the nest (0 <= j266 < 8).
-func (r260 *ocannlCharLMBackwardPart242) Part(j266 int) {
+// Part runs part j270 of the nest (0 <= j270 < 8).
+func (r260 *ocannlCharLMBackwardPart242) Part(j270 int) {
 	scratch := r260.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j266][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j266][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j270][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j270][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j266][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j266][0])
+		for i1 := range 8 {
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j270][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j270][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j266][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j266]
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j270]
+				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j270][0]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					acc124 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j270][0] = acc124
 			}
 		}
 	}
@@ -24708,26 +24209,25 @@ type ocannlCharLMBackwardPart243 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j267 of the nest (0 <= j267 < 8).
-func (r261 *ocannlCharLMBackwardPart243) Part(j267 int) {
+// Part runs part j271 of the nest (0 <= j271 < 8).
+func (r261 *ocannlCharLMBackwardPart243) Part(j271 int) {
 	scratch := r261.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j267][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j267][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j267][0])
+		for i1 := range 8 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j271][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j271][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j267][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j267][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j267][0])
+		for i1 := range 8 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j271][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j271][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j267]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j267]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j267]
+				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j271][0]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j271]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -24740,29 +24240,30 @@ var ocannlCharLMBackwardPart243Records rt.Records[ocannlCharLMBackwardPart243]
 // ocannlCharLMBackwardPart244 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart244 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock1Dropout1Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j268 of the nest (0 <= j268 < 8).
-func (r262 *ocannlCharLMBackwardPart244) Part(j268 int) {
-	scratch := r262.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j272 of the nest (0 <= j272 < 8).
+func (r262 *ocannlCharLMBackwardPart244) Part(j272 int) {
+	nNetBlock1Dropout1Mask, scratch := r262.nNetBlock1Dropout1Mask, r262.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j268][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j268][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j268][0])
+			ocannlMap35AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j272][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j272][0], &nNetBlock1Dropout1Mask[6144*i0+768*j272])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j268][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j268][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j268][0])
+			ocannlMap35AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j272][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j272][0], &nNetBlock1Dropout1Mask[6144*i0+768*j272])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j268]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j268]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j268]
+				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j272]
+				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j272 : 6144*i0+96*i1+768*j272+96])
+				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j272]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+					net_block_1_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow21[i2] * nNetBlock1Dropout1MaskRow2[i2]
 				}
 			}
 		}
@@ -24772,1118 +24273,29 @@ func (r262 *ocannlCharLMBackwardPart244) Part(j268 int) {
 // ocannlCharLMBackwardPart244Records holds the free ocannlCharLMBackwardPart244 records.
 var ocannlCharLMBackwardPart244Records rt.Records[ocannlCharLMBackwardPart244]
 
-// ocannlCharLMBackwardPart245 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart245 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j269 of the nest (0 <= j269 < 8).
-func (r263 *ocannlCharLMBackwardPart245) Part(j269 int) {
-	scratch := r263.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_h1_grad[i0][8*j269][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j269][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_h1_grad[i0][8*j269][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j269][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j269]
-				net_h1_gradRow2 := &scratch.net_h1_grad[i0][i1+8*j269]
-				for i2 := range 96 {
-					net_h1_gradRow2[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart245Records holds the free ocannlCharLMBackwardPart245 records.
-var ocannlCharLMBackwardPart245Records rt.Records[ocannlCharLMBackwardPart245]
-
-// ocannlCharLMBackwardPart246 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart246 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j270 of the nest (0 <= j270 < 8).
-func (r264 *ocannlCharLMBackwardPart246) Part(j270 int) {
-	scratch := r264.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j270]
-				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j270][0]
-				for i2 := range 96 {
-					acc112 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j270][0] = acc112
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart246Records holds the free ocannlCharLMBackwardPart246 records.
-var ocannlCharLMBackwardPart246Records rt.Records[ocannlCharLMBackwardPart246]
-
-// ocannlCharLMBackwardPart247 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart247 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j271 of the nest (0 <= j271 < 8).
-func (r265 *ocannlCharLMBackwardPart247) Part(j271 int) {
-	scratch := r265.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_h1_grad[0][i1+8*j271][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j271][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_h1_grad[0][i1+8*j271][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j271][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j271][0]
-				net_h1_gradRow3 := &scratch.net_h1_grad[i0][i1+8*j271]
-				for i2 := range 96 {
-					net_h1_gradRow3[i2] += net_block_2_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart247Records holds the free ocannlCharLMBackwardPart247 records.
-var ocannlCharLMBackwardPart247Records rt.Records[ocannlCharLMBackwardPart247]
-
-// ocannlCharLMBackwardPart248 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart248 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j272 of the nest (0 <= j272 < 8).
-func (r266 *ocannlCharLMBackwardPart248) Part(j272 int) {
-	scratch := r266.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_x1_grad[i0][8*j272][0], &scratch.net_h1_grad[i0][8*j272][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_x1_grad[i0][8*j272][0], &scratch.net_h1_grad[i0][8*j272][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1_gradRow4 := &scratch.net_h1_grad[i0][i1+8*j272]
-				net_block_1_x1_gradRow := &scratch.net_block_1_x1_grad[i0][i1+8*j272]
-				for i2 := range 96 {
-					net_block_1_x1_gradRow[i2] += net_h1_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart248Records holds the free ocannlCharLMBackwardPart248 records.
-var ocannlCharLMBackwardPart248Records rt.Records[ocannlCharLMBackwardPart248]
-
-// ocannlCharLMBackwardPart249 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart249 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j273 of the nest (0 <= j273 < 8).
-func (r267 *ocannlCharLMBackwardPart249) Part(j273 int) {
-	scratch := r267.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h1_1_grad[i0][8*j273][0], &scratch.net_h1_grad[i0][8*j273][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h1_1_grad[i0][8*j273][0], &scratch.net_h1_grad[i0][8*j273][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1_gradRow5 := &scratch.net_h1_grad[i0][i1+8*j273]
-				net_h1_1_gradRow := &scratch.net_h1_1_grad[i0][i1+8*j273]
-				for i2 := range 96 {
-					net_h1_1_gradRow[i2] += net_h1_gradRow5[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart249Records holds the free ocannlCharLMBackwardPart249 records.
-var ocannlCharLMBackwardPart249Records rt.Records[ocannlCharLMBackwardPart249]
-
-// ocannlCharLMBackwardPart250 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart250 struct {
-	nNetBlock1Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j274 of the nest (0 <= j274 < 8).
-func (r268 *ocannlCharLMBackwardPart250) Part(j274 int) {
-	nNetBlock1Dropout2Mask, scratch := r268.nNetBlock1Dropout2Mask, r268.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j274][0], &scratch.net_h1_1_grad[i0][8*j274][0], &nNetBlock1Dropout2Mask[6144*i0+768*j274])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j274][0], &scratch.net_h1_1_grad[i0][8*j274][0], &nNetBlock1Dropout2Mask[6144*i0+768*j274])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h1_1_gradRow2 := &scratch.net_h1_1_grad[i0][i1+8*j274]
-				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j274 : 6144*i0+96*i1+768*j274+96])
-				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j274]
-				for i2 := range 96 {
-					net_block_1_dropout_2_x_gradRow[i2] += net_h1_1_gradRow2[i2] * nNetBlock1Dropout2MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart250Records holds the free ocannlCharLMBackwardPart250 records.
-var ocannlCharLMBackwardPart250Records rt.Records[ocannlCharLMBackwardPart250]
-
-// ocannlCharLMBackwardPart251 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart251 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j275 of the nest (0 <= j275 < 8).
-func (r269 *ocannlCharLMBackwardPart251) Part(j275 int) {
-	scratch := r269.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_dropout_2_x_1_grad[i0][8*j275][0], &scratch.net_block_1_dropout_2_x_grad[i0][8*j275][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_dropout_2_x_1_grad[i0][8*j275][0], &scratch.net_block_1_dropout_2_x_grad[i0][8*j275][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j275]
-				net_block_1_dropout_2_x_1_gradRow := &scratch.net_block_1_dropout_2_x_1_grad[i0][i1+8*j275]
-				for i2 := range 96 {
-					net_block_1_dropout_2_x_1_gradRow[i2] += net_block_1_dropout_2_x_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart251Records holds the free ocannlCharLMBackwardPart251 records.
-var ocannlCharLMBackwardPart251Records rt.Records[ocannlCharLMBackwardPart251]
-
-// ocannlCharLMBackwardPart252 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart252 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock1Linear1BPartial [8][96]float32
-}
-
-// Part runs part j276 of the nest (0 <= j276 < 8).
-func (r270 *ocannlCharLMBackwardPart252) Part(j276 int) {
-	scratch, gNetBlock1Linear1BPartial := r270.scratch, &r270.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j276] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j276]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j276][i1]
-				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j276][i1+1]
-				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j276][i1+2]
-				net_block_1_dropout_2_x_gradRow6 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j276][i1+3]
-				for i2 := range 96 {
-					acc113 := gNetBlock1Linear1BPartialRow[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow3[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow4[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow5[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow6[i2]
-					gNetBlock1Linear1BPartialRow[i2] = acc113
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart252Records holds the free ocannlCharLMBackwardPart252 records.
-var ocannlCharLMBackwardPart252Records rt.Records[ocannlCharLMBackwardPart252]
-
-// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
-// for each 64 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart253 struct {
-	gNetBlock1Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j278 of the nest (0 <= j278 < 6).
-func (r271 *ocannlCharLMBackwardPart253) Part(j278 int) {
-	gNetBlock1Linear1W, scratch := r271.gNetBlock1Linear1W, r271.scratch
-	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j278])
-	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j278])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 96 {
-					net_block_1_dropout_2_x_1_gradV := scratch.net_block_1_dropout_2_x_1_grad[i0][i1][i2]
-					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j278 : 384*i2+64*j278+64])
-					for i3 := range 64 {
-						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_1_gradV * net_block_1_linear_1_xRow3[i3+64*j278]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart253Records holds the free ocannlCharLMBackwardPart253 records.
-var ocannlCharLMBackwardPart253Records rt.Records[ocannlCharLMBackwardPart253]
-
-// ocannlCharLMBackwardPart254 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart254 struct {
-	pNetBlock1Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j279 of the nest (0 <= j279 < 8).
-func (r272 *ocannlCharLMBackwardPart254) Part(j279 int) {
-	pNetBlock1Linear1W, scratch := r272.pNetBlock1Linear1W, r272.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j279][0][0], &scratch.net_block_1_dropout_2_x_1_grad[2*j279][0][0], &pNetBlock1Linear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j279][0][0], &scratch.net_block_1_dropout_2_x_1_grad[2*j279][0][0], &pNetBlock1Linear1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j279][i1]
-				for i2 := 0; i2 < 96; i2 += 4 {
-					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
-					net_block_1_dropout_2_x_1_gradV2 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2]
-					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
-					net_block_1_dropout_2_x_1_gradV3 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+1]
-					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_1_dropout_2_x_1_gradV4 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+2]
-					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_1_dropout_2_x_1_gradV5 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+3]
-					for i3 := range 384 {
-						acc115 := net_block_1_linear_1_x_gradRow[i3]
-						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_1_gradV2
-						acc115 += pNetBlock1Linear1WRow3[i3] * net_block_1_dropout_2_x_1_gradV3
-						acc115 += pNetBlock1Linear1WRow4[i3] * net_block_1_dropout_2_x_1_gradV4
-						acc115 += pNetBlock1Linear1WRow5[i3] * net_block_1_dropout_2_x_1_gradV5
-						net_block_1_linear_1_x_gradRow[i3] = acc115
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart254Records holds the free ocannlCharLMBackwardPart254 records.
-var ocannlCharLMBackwardPart254Records rt.Records[ocannlCharLMBackwardPart254]
-
-// ocannlCharLMBackwardPart255 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart255 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j280 of the nest (0 <= j280 < 8).
-func (r273 *ocannlCharLMBackwardPart255) Part(j280 int) {
-	scratch := r273.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j280][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j280][0], &scratch.net_block_1_linear_1_x_2[i0][8*j280][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j280]
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j280]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j280]
-				for i2 := range 384 {
-					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart255Records holds the free ocannlCharLMBackwardPart255 records.
-var ocannlCharLMBackwardPart255Records rt.Records[ocannlCharLMBackwardPart255]
-
-// ocannlCharLMBackwardPart256 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart256 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j281 of the nest (0 <= j281 < 8).
-func (r274 *ocannlCharLMBackwardPart256) Part(j281 int) {
-	scratch := r274.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_1_linear_1_x_1_grad[i0][8*j281][0], &scratch.net_block_1_linear_1_x_2_grad[i0][8*j281][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_1_linear_1_x_1_grad[i0][8*j281][0], &scratch.net_block_1_linear_1_x_2_grad[i0][8*j281][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j281]
-				net_block_1_linear_1_x_1_gradRow := &scratch.net_block_1_linear_1_x_1_grad[i0][i1+8*j281]
-				for i2 := range 384 {
-					net_block_1_linear_1_x_1_gradRow[i2] += net_block_1_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart256Records holds the free ocannlCharLMBackwardPart256 records.
-var ocannlCharLMBackwardPart256Records rt.Records[ocannlCharLMBackwardPart256]
-
-// ocannlCharLMBackwardPart257 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart257 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock1Linear2BPartial [8][384]float32
-}
-
-// Part runs part j282 of the nest (0 <= j282 < 8).
-func (r275 *ocannlCharLMBackwardPart257) Part(j282 int) {
-	scratch, gNetBlock1Linear2BPartial := r275.scratch, &r275.gNetBlock1Linear2BPartial
-	gNetBlock1Linear2BPartial[j282] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j282]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j282][i1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j282][i1+1]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j282][i1+2]
-				net_block_1_linear_1_x_2_gradRow6 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j282][i1+3]
-				for i2 := range 384 {
-					acc116 := gNetBlock1Linear2BPartialRow[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow3[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow4[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow5[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow6[i2]
-					gNetBlock1Linear2BPartialRow[i2] = acc116
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart257Records holds the free ocannlCharLMBackwardPart257 records.
-var ocannlCharLMBackwardPart257Records rt.Records[ocannlCharLMBackwardPart257]
-
-// ocannlCharLMBackwardPart258 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart258 struct {
-	gNetBlock1Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j284 of the nest (0 <= j284 < 8).
-func (r276 *ocannlCharLMBackwardPart258) Part(j284 int) {
-	gNetBlock1Linear2W, scratch := r276.gNetBlock1Linear2W, r276.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_1_linear_2_xRow3 := &scratch.net_block_1_linear_2_x[i0][i1]
-				for i2 := range 48 {
-					net_block_1_linear_1_x_1_gradV := scratch.net_block_1_linear_1_x_1_grad[i0][i1][i2+48*j284]
-					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j284 : 96*i2+4608*j284+96])
-					for i3 := range 96 {
-						gNetBlock1Linear2WRow[i3] += net_block_1_linear_1_x_1_gradV * net_block_1_linear_2_xRow3[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart258Records holds the free ocannlCharLMBackwardPart258 records.
-var ocannlCharLMBackwardPart258Records rt.Records[ocannlCharLMBackwardPart258]
-
-// ocannlCharLMBackwardPart259 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart259 struct {
-	pNetBlock1Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j285 of the nest (0 <= j285 < 8).
-func (r277 *ocannlCharLMBackwardPart259) Part(j285 int) {
-	pNetBlock1Linear2W, scratch := r277.pNetBlock1Linear2W, r277.scratch
-	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j285][0][0], &scratch.net_block_1_linear_1_x_1_grad[2*j285][0][0], &pNetBlock1Linear2W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j285][0][0], &scratch.net_block_1_linear_1_x_1_grad[2*j285][0][0], &pNetBlock1Linear2W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j285][i1]
-				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
-					net_block_1_linear_1_x_1_gradV2 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2]
-					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
-					net_block_1_linear_1_x_1_gradV3 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+1]
-					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
-					net_block_1_linear_1_x_1_gradV4 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+2]
-					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
-					net_block_1_linear_1_x_1_gradV5 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+3]
-					for i3 := range 96 {
-						acc118 := net_block_1_linear_2_x_gradRow[i3]
-						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_1_gradV2
-						acc118 += pNetBlock1Linear2WRow3[i3] * net_block_1_linear_1_x_1_gradV3
-						acc118 += pNetBlock1Linear2WRow4[i3] * net_block_1_linear_1_x_1_gradV4
-						acc118 += pNetBlock1Linear2WRow5[i3] * net_block_1_linear_1_x_1_gradV5
-						net_block_1_linear_2_x_gradRow[i3] = acc118
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart259Records holds the free ocannlCharLMBackwardPart259 records.
-var ocannlCharLMBackwardPart259Records rt.Records[ocannlCharLMBackwardPart259]
-
-// ocannlCharLMBackwardPart260 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart260 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j286 of the nest (0 <= j286 < 8).
-func (r278 *ocannlCharLMBackwardPart260) Part(j286 int) {
-	scratch := r278.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_linear_2_x_4_grad[i0][8*j286][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j286][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_linear_2_x_4_grad[i0][8*j286][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j286][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j286]
-				net_block_1_linear_2_x_4_gradRow := &scratch.net_block_1_linear_2_x_4_grad[i0][i1+8*j286]
-				for i2 := range 96 {
-					net_block_1_linear_2_x_4_gradRow[i2] += net_block_1_linear_2_x_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart260Records holds the free ocannlCharLMBackwardPart260 records.
-var ocannlCharLMBackwardPart260Records rt.Records[ocannlCharLMBackwardPart260]
-
-// ocannlCharLMBackwardPart261 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart261 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock1LayerNorm2BetaPartial [8][96]float32
-}
-
-// Part runs part j287 of the nest (0 <= j287 < 8).
-func (r279 *ocannlCharLMBackwardPart261) Part(j287 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r279.scratch, &r279.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j287] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j287]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j287][i1]
-				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j287][i1+1]
-				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j287][i1+2]
-				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0+2*j287][i1+3]
-				for i2 := range 96 {
-					acc119 := gNetBlock1LayerNorm2BetaPartialRow[i2]
-					acc119 += net_block_1_linear_2_x_gradRow3[i2]
-					acc119 += net_block_1_linear_2_x_gradRow4[i2]
-					acc119 += net_block_1_linear_2_x_gradRow5[i2]
-					acc119 += net_block_1_linear_2_x_gradRow6[i2]
-					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc119
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart261Records holds the free ocannlCharLMBackwardPart261 records.
-var ocannlCharLMBackwardPart261Records rt.Records[ocannlCharLMBackwardPart261]
-
-// ocannlCharLMBackwardPart262 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart262 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j289 of the nest (0 <= j289 < 8).
-func (r280 *ocannlCharLMBackwardPart262) Part(j289 int) {
-	scratch := r280.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_4_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_3[i0][8*j289][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_4_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_3[i0][8*j289][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_4_gradRow2 := &scratch.net_block_1_linear_2_x_4_grad[i0][i1+8*j289]
-				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j289][0]
-				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j289]
-				for i2 := range 96 {
-					net_block_1_linear_2_x_1_gradRow[i2] += net_block_1_linear_2_x_4_gradRow2[i2] / net_block_1_linear_2_x_3V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart262Records holds the free ocannlCharLMBackwardPart262 records.
-var ocannlCharLMBackwardPart262Records rt.Records[ocannlCharLMBackwardPart262]
-
-// ocannlCharLMBackwardPart263 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart263 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j290 of the nest (0 <= j290 < 8).
-func (r281 *ocannlCharLMBackwardPart263) Part(j290 int) {
-	scratch := r281.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_4_gradRow3 := &scratch.net_block_1_linear_2_x_4_grad[i0][i1+8*j290]
-				net_block_1_linear_2_x_1Row3 := &scratch.net_block_1_linear_2_x_1[i0][i1+8*j290]
-				v8 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j290][0] * scratch.net_block_1_linear_2_x_3[i0][i1+8*j290][0]
-				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j290][0]
-				for i2 := range 96 {
-					acc121 += net_block_1_linear_2_x_4_gradRow3[i2] * (-(net_block_1_linear_2_x_1Row3[i2] / v8))
-				}
-				scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j290][0] = acc121
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart263Records holds the free ocannlCharLMBackwardPart263 records.
-var ocannlCharLMBackwardPart263Records rt.Records[ocannlCharLMBackwardPart263]
-
-// ocannlCharLMBackwardPart264 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart264 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock1LayerNorm2GammaPartial [8][96]float32
-}
-
-// Part runs part j291 of the nest (0 <= j291 < 8).
-func (r282 *ocannlCharLMBackwardPart264) Part(j291 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r282.scratch, &r282.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j291] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j291]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j291][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j291][i1]
-				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j291][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j291][i1+1]
-				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j291][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j291][i1+2]
-				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j291][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j291][i1+3]
-				for i2 := range 96 {
-					acc122 := gNetBlock1LayerNorm2GammaPartialRow[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
-					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc122
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart264Records holds the free ocannlCharLMBackwardPart264 records.
-var ocannlCharLMBackwardPart264Records rt.Records[ocannlCharLMBackwardPart264]
-
-// ocannlCharLMBackwardPart265 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart265 struct {
-	pNetBlock1LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j293 of the nest (0 <= j293 < 8).
-func (r283 *ocannlCharLMBackwardPart265) Part(j293 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r283.pNetBlock1LayerNorm2Gamma, r283.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j293][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j293][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j293][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j293][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j293]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j293]
-				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_linear_2_x_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart265Records holds the free ocannlCharLMBackwardPart265 records.
-var ocannlCharLMBackwardPart265Records rt.Records[ocannlCharLMBackwardPart265]
-
-// ocannlCharLMBackwardPart266 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart266 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j294 of the nest (0 <= j294 < 8).
-func (r284 *ocannlCharLMBackwardPart266) Part(j294 int) {
-	scratch := r284.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j294][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j294][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j294][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j294]
-				for i2 := range 96 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart266Records holds the free ocannlCharLMBackwardPart266 records.
-var ocannlCharLMBackwardPart266Records rt.Records[ocannlCharLMBackwardPart266]
-
-// ocannlCharLMBackwardPart267 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart267 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j295 of the nest (0 <= j295 < 8).
-func (r285 *ocannlCharLMBackwardPart267) Part(j295 int) {
-	scratch := r285.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j295][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j295][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j295]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j295]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j295]
-				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart267Records holds the free ocannlCharLMBackwardPart267 records.
-var ocannlCharLMBackwardPart267Records rt.Records[ocannlCharLMBackwardPart267]
-
-// ocannlCharLMBackwardPart268 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart268 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j296 of the nest (0 <= j296 < 8).
-func (r286 *ocannlCharLMBackwardPart268) Part(j296 int) {
-	scratch := r286.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j296][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j296][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j296][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j296][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j296][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j296][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j296]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j296]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j296]
-				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart268Records holds the free ocannlCharLMBackwardPart268 records.
-var ocannlCharLMBackwardPart268Records rt.Records[ocannlCharLMBackwardPart268]
-
-// ocannlCharLMBackwardPart269 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart269 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j297 of the nest (0 <= j297 < 8).
-func (r287 *ocannlCharLMBackwardPart269) Part(j297 int) {
-	scratch := r287.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_block_1_x1_grad[i0][8*j297][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j297][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_block_1_x1_grad[i0][8*j297][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j297][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j297]
-				net_block_1_x1_gradRow2 := &scratch.net_block_1_x1_grad[i0][i1+8*j297]
-				for i2 := range 96 {
-					net_block_1_x1_gradRow2[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart269Records holds the free ocannlCharLMBackwardPart269 records.
-var ocannlCharLMBackwardPart269Records rt.Records[ocannlCharLMBackwardPart269]
-
-// ocannlCharLMBackwardPart270 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart270 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j298 of the nest (0 <= j298 < 8).
-func (r288 *ocannlCharLMBackwardPart270) Part(j298 int) {
-	scratch := r288.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j298]
-				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j298][0]
-				for i2 := range 96 {
-					acc124 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j298][0] = acc124
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart270Records holds the free ocannlCharLMBackwardPart270 records.
-var ocannlCharLMBackwardPart270Records rt.Records[ocannlCharLMBackwardPart270]
-
-// ocannlCharLMBackwardPart271 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart271 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j299 of the nest (0 <= j299 < 8).
-func (r289 *ocannlCharLMBackwardPart271) Part(j299 int) {
-	scratch := r289.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_1_x1_grad[0][i1+8*j299][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j299][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_1_x1_grad[0][i1+8*j299][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j299][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j299][0]
-				net_block_1_x1_gradRow3 := &scratch.net_block_1_x1_grad[i0][i1+8*j299]
-				for i2 := range 96 {
-					net_block_1_x1_gradRow3[i2] += net_block_1_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart271Records holds the free ocannlCharLMBackwardPart271 records.
-var ocannlCharLMBackwardPart271Records rt.Records[ocannlCharLMBackwardPart271]
-
-// ocannlCharLMBackwardPart272 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart272 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j300 of the nest (0 <= j300 < 8).
-func (r290 *ocannlCharLMBackwardPart272) Part(j300 int) {
-	scratch := r290.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_h0_grad[i0][8*j300][0], &scratch.net_block_1_x1_grad[i0][8*j300][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_h0_grad[i0][8*j300][0], &scratch.net_block_1_x1_grad[i0][8*j300][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1_gradRow4 := &scratch.net_block_1_x1_grad[i0][i1+8*j300]
-				net_h0_gradRow := &scratch.net_h0_grad[i0][i1+8*j300]
-				for i2 := range 96 {
-					net_h0_gradRow[i2] += net_block_1_x1_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart272Records holds the free ocannlCharLMBackwardPart272 records.
-var ocannlCharLMBackwardPart272Records rt.Records[ocannlCharLMBackwardPart272]
-
-// ocannlCharLMBackwardPart273 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart273 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j301 of the nest (0 <= j301 < 8).
-func (r291 *ocannlCharLMBackwardPart273) Part(j301 int) {
-	scratch := r291.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_x1_1_grad[i0][8*j301][0], &scratch.net_block_1_x1_grad[i0][8*j301][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_x1_1_grad[i0][8*j301][0], &scratch.net_block_1_x1_grad[i0][8*j301][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1_gradRow5 := &scratch.net_block_1_x1_grad[i0][i1+8*j301]
-				net_block_1_x1_1_gradRow := &scratch.net_block_1_x1_1_grad[i0][i1+8*j301]
-				for i2 := range 96 {
-					net_block_1_x1_1_gradRow[i2] += net_block_1_x1_gradRow5[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart273Records holds the free ocannlCharLMBackwardPart273 records.
-var ocannlCharLMBackwardPart273Records rt.Records[ocannlCharLMBackwardPart273]
-
-// ocannlCharLMBackwardPart274 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart274 struct {
-	nNetBlock1Dropout1Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j302 of the nest (0 <= j302 < 8).
-func (r292 *ocannlCharLMBackwardPart274) Part(j302 int) {
-	nNetBlock1Dropout1Mask, scratch := r292.nNetBlock1Dropout1Mask, r292.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j302][0], &scratch.net_block_1_x1_1_grad[i0][8*j302][0], &nNetBlock1Dropout1Mask[6144*i0+768*j302])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j302][0], &scratch.net_block_1_x1_1_grad[i0][8*j302][0], &nNetBlock1Dropout1Mask[6144*i0+768*j302])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_x1_1_gradRow2 := &scratch.net_block_1_x1_1_grad[i0][i1+8*j302]
-				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j302 : 6144*i0+96*i1+768*j302+96])
-				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j302]
-				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradRow[i2] += net_block_1_x1_1_gradRow2[i2] * nNetBlock1Dropout1MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart274Records holds the free ocannlCharLMBackwardPart274 records.
-var ocannlCharLMBackwardPart274Records rt.Records[ocannlCharLMBackwardPart274]
-
-// ocannlCharLMBackwardPart275 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart245 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart275 struct {
+type ocannlCharLMBackwardPart245 struct {
 	gNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j303 of the nest (0 <= j303 < 4).
-func (r293 *ocannlCharLMBackwardPart275) Part(j303 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r293.gNetBlock1MaskedAttention1WO, r293.scratch
+// Part runs part j273 of the nest (0 <= j273 < 4).
+func (r263 *ocannlCharLMBackwardPart245) Part(j273 int) {
+	gNetBlock1MaskedAttention1WO, scratch := r263.gNetBlock1MaskedAttention1WO, r263.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j303][0])
+		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j273], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j273][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j303][0])
+		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j273], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j273][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j303]
-						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j303 : 96*i2+24*i3+24*j303+24])
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j273]
+						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j273 : 96*i2+24*i3+24*j273+24])
 						for i4 := range 24 {
 							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_dropout_1_x_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
 						}
@@ -25894,32 +24306,32 @@ func (r293 *ocannlCharLMBackwardPart275) Part(j303 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart275Records holds the free ocannlCharLMBackwardPart275 records.
-var ocannlCharLMBackwardPart275Records rt.Records[ocannlCharLMBackwardPart275]
+// ocannlCharLMBackwardPart245Records holds the free ocannlCharLMBackwardPart245 records.
+var ocannlCharLMBackwardPart245Records rt.Records[ocannlCharLMBackwardPart245]
 
-// ocannlCharLMBackwardPart276 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart246 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart276 struct {
+type ocannlCharLMBackwardPart246 struct {
 	pNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j304 of the nest (0 <= j304 < 8).
-func (r294 *ocannlCharLMBackwardPart276) Part(j304 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r294.pNetBlock1MaskedAttention1WO, r294.scratch
+// Part runs part j274 of the nest (0 <= j274 < 8).
+func (r264 *ocannlCharLMBackwardPart246) Part(j274 int) {
+	pNetBlock1MaskedAttention1WO, scratch := r264.pNetBlock1MaskedAttention1WO, r264.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j304][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j304][0][0], &pNetBlock1MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j274][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j274][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j304][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j304][0][0], &pNetBlock1MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j274][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j274][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j304][i1][i2]
+					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j274][i1][i2]
 					for i3 := range 4 {
 						pNetBlock1MaskedAttention1WORow2 := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j304][i1][i3]
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j274][i1][i3]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_dropout_1_x_gradV2
 						}
@@ -25930,43 +24342,43 @@ func (r294 *ocannlCharLMBackwardPart276) Part(j304 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart276Records holds the free ocannlCharLMBackwardPart276 records.
-var ocannlCharLMBackwardPart276Records rt.Records[ocannlCharLMBackwardPart276]
+// ocannlCharLMBackwardPart246Records holds the free ocannlCharLMBackwardPart246 records.
+var ocannlCharLMBackwardPart246Records rt.Records[ocannlCharLMBackwardPart246]
 
-// ocannlCharLMBackwardPart277 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart247 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart277 struct {
+type ocannlCharLMBackwardPart247 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j305 of the nest (0 <= j305 < 8).
-func (r295 *ocannlCharLMBackwardPart277) Part(j305 int) {
-	scratch := r295.scratch
+// Part runs part j275 of the nest (0 <= j275 < 8).
+func (r265 *ocannlCharLMBackwardPart247) Part(j275 int) {
+	scratch := r265.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j305][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j305][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j275][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j275][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j305][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j305][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j275][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j275][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j305]
+			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j275]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j305][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j275][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][i1][i2][i3]
-						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][i1][i2][i3+1]
-						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][i1][i2][i3+2]
-						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j305][i1][i2][i3+3]
+						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][i1][i2][i3+1]
+						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][i1][i2][i3+2]
+						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j275][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc125 := net_block_1_masked_attention_1_attn_gradRow[i4]
 							acc125 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
@@ -25982,39 +24394,39 @@ func (r295 *ocannlCharLMBackwardPart277) Part(j305 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart277Records holds the free ocannlCharLMBackwardPart277 records.
-var ocannlCharLMBackwardPart277Records rt.Records[ocannlCharLMBackwardPart277]
+// ocannlCharLMBackwardPart247Records holds the free ocannlCharLMBackwardPart247 records.
+var ocannlCharLMBackwardPart247Records rt.Records[ocannlCharLMBackwardPart247]
 
-// ocannlCharLMBackwardPart278 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart248 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart278 struct {
+type ocannlCharLMBackwardPart248 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j306 of the nest (0 <= j306 < 8).
-func (r296 *ocannlCharLMBackwardPart278) Part(j306 int) {
-	scratch := r296.scratch
+// Part runs part j276 of the nest (0 <= j276 < 8).
+func (r266 *ocannlCharLMBackwardPart248) Part(j276 int) {
+	scratch := r266.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j276][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j276][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j276][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j276][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j276][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j276][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
-			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306]
+			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j276]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][i1][i2]
+					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j276][i1][i2]
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j276][i1][i2][i3]
 						for i4 := range 64 {
 							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
 						}
@@ -26025,34 +24437,34 @@ func (r296 *ocannlCharLMBackwardPart278) Part(j306 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart278Records holds the free ocannlCharLMBackwardPart278 records.
-var ocannlCharLMBackwardPart278Records rt.Records[ocannlCharLMBackwardPart278]
+// ocannlCharLMBackwardPart248Records holds the free ocannlCharLMBackwardPart248 records.
+var ocannlCharLMBackwardPart248Records rt.Records[ocannlCharLMBackwardPart248]
 
-// ocannlCharLMBackwardPart279 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart249 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart279 struct {
+type ocannlCharLMBackwardPart249 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j307 of the nest (0 <= j307 < 8).
-func (r297 *ocannlCharLMBackwardPart279) Part(j307 int) {
-	scratch := r297.scratch
+// Part runs part j277 of the nest (0 <= j277 < 8).
+func (r267 *ocannlCharLMBackwardPart249) Part(j277 int) {
+	scratch := r267.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j307][0][0])
+			ocannlMap38AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j277][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j277][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j277][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j307][0][0])
+			ocannlMap38AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j277][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j277][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j277][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j307][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j307][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j307][i2]
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j277][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j277][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j277][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
 					}
@@ -26062,73 +24474,73 @@ func (r297 *ocannlCharLMBackwardPart279) Part(j307 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart279Records holds the free ocannlCharLMBackwardPart279 records.
-var ocannlCharLMBackwardPart279Records rt.Records[ocannlCharLMBackwardPart279]
+// ocannlCharLMBackwardPart249Records holds the free ocannlCharLMBackwardPart249 records.
+var ocannlCharLMBackwardPart249Records rt.Records[ocannlCharLMBackwardPart249]
 
-// ocannlCharLMBackwardPart280 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart250 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart280 struct {
+type ocannlCharLMBackwardPart250 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j308 of the nest (0 <= j308 < 8).
-func (r298 *ocannlCharLMBackwardPart280) Part(j308 int) {
-	scratch := r298.scratch
+// Part runs part j278 of the nest (0 <= j278 < 8).
+func (r268 *ocannlCharLMBackwardPart250) Part(j278 int) {
+	scratch := r268.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
+			ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j278][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j278][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j278][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j308][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j308][i2]
-					v9 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j308][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j308][i2][0]
-					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j308][i2][0]
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j278][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j278][i2]
+					v9 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j278][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j278][i2][0]
+					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j278][i2][0]
 					for i3 := range 64 {
 						acc126 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v9))
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j308][i2][0] = acc126
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j278][i2][0] = acc126
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart280Records holds the free ocannlCharLMBackwardPart280 records.
-var ocannlCharLMBackwardPart280Records rt.Records[ocannlCharLMBackwardPart280]
+// ocannlCharLMBackwardPart250Records holds the free ocannlCharLMBackwardPart250 records.
+var ocannlCharLMBackwardPart250Records rt.Records[ocannlCharLMBackwardPart250]
 
-// ocannlCharLMBackwardPart281 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart251 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart281 struct {
+type ocannlCharLMBackwardPart251 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j309 of the nest (0 <= j309 < 8).
-func (r299 *ocannlCharLMBackwardPart281) Part(j309 int) {
-	scratch := r299.scratch
+// Part runs part j279 of the nest (0 <= j279 < 8).
+func (r269 *ocannlCharLMBackwardPart251) Part(j279 int) {
+	scratch := r269.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap41AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j309][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j309][0][0])
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j279][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j279][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap41AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j309][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j309][0][0])
+			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j279][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j279][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j309][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j309][i2]
+					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j279][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j279][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_gradRow2[i3] += net_block_1_masked_attention_1_attn_1_gradV
 					}
@@ -26138,34 +24550,34 @@ func (r299 *ocannlCharLMBackwardPart281) Part(j309 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart281Records holds the free ocannlCharLMBackwardPart281 records.
-var ocannlCharLMBackwardPart281Records rt.Records[ocannlCharLMBackwardPart281]
+// ocannlCharLMBackwardPart251Records holds the free ocannlCharLMBackwardPart251 records.
+var ocannlCharLMBackwardPart251Records rt.Records[ocannlCharLMBackwardPart251]
 
-// ocannlCharLMBackwardPart282 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart252 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart282 struct {
+type ocannlCharLMBackwardPart252 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j310 of the nest (0 <= j310 < 8).
-func (r300 *ocannlCharLMBackwardPart282) Part(j310 int) {
-	scratch := r300.scratch
+// Part runs part j280 of the nest (0 <= j280 < 8).
+func (r270 *ocannlCharLMBackwardPart252) Part(j280 int) {
+	scratch := r270.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap42AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j310][0][0])
+			ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j280][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j280][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j280][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap42AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j310][0][0])
+			ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j280][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j280][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j280][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j310][i2]
-					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j310][i2]
-					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j310][i2]
+					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j280][i2]
+					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j280][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j280][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_ex_1_gradRow[i3] += net_block_1_masked_attention_1_ex_gradRow3[i3] * net_block_1_masked_attention_1_exRow5[i3]
 					}
@@ -26175,165 +24587,129 @@ func (r300 *ocannlCharLMBackwardPart282) Part(j310 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart282Records holds the free ocannlCharLMBackwardPart282 records.
-var ocannlCharLMBackwardPart282Records rt.Records[ocannlCharLMBackwardPart282]
+// ocannlCharLMBackwardPart252Records holds the free ocannlCharLMBackwardPart252 records.
+var ocannlCharLMBackwardPart252Records rt.Records[ocannlCharLMBackwardPart252]
 
-// ocannlCharLMBackwardPart283 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart283 struct {
+type ocannlCharLMBackwardPart253 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j311 of the nest (0 <= j311 < 8).
-func (r301 *ocannlCharLMBackwardPart283) Part(j311 int) {
-	scratch := r301.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap43AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j311][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j311][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap43AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j311][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j311][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j311][i2]
-					net_block_1_masked_attention_1_masked_gradRow := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j311][i2]
-					for i3 := range 64 {
-						net_block_1_masked_attention_1_masked_gradRow[i3] += net_block_1_masked_attention_1_ex_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart283Records holds the free ocannlCharLMBackwardPart283 records.
-var ocannlCharLMBackwardPart283Records rt.Records[ocannlCharLMBackwardPart283]
-
-// ocannlCharLMBackwardPart284 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart284 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j312 of the nest (0 <= j312 < 8).
-func (r302 *ocannlCharLMBackwardPart284) Part(j312 int) {
-	scratch := r302.scratch
+// Part runs part j281 of the nest (0 <= j281 < 8).
+func (r271 *ocannlCharLMBackwardPart253) Part(j281 int) {
+	scratch := r271.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
+			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j281][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j281][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j281][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j281][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j312][i2]
-					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j312][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j281][i2]
+					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j281][i2][0]
 					for i3 := range 64 {
-						acc127 -= net_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						acc127 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j312][i2][0] = acc127
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j281][i2][0] = acc127
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart284Records holds the free ocannlCharLMBackwardPart284 records.
-var ocannlCharLMBackwardPart284Records rt.Records[ocannlCharLMBackwardPart284]
+// ocannlCharLMBackwardPart253Records holds the free ocannlCharLMBackwardPart253 records.
+var ocannlCharLMBackwardPart253Records rt.Records[ocannlCharLMBackwardPart253]
 
-// ocannlCharLMBackwardPart285 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart254 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart285 struct {
+type ocannlCharLMBackwardPart254 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j316 of the nest (0 <= j316 < 8).
-func (r305 *ocannlCharLMBackwardPart285) Part(j316 int) {
-	scratch := r305.scratch
+// Part runs part j285 of the nest (0 <= j285 < 8).
+func (r274 *ocannlCharLMBackwardPart254) Part(j285 int) {
+	scratch := r274.scratch
 	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
+			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j285][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j285][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j285][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
+			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j285][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j285][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j285][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j316][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j316][i2][0]
-					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0]
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j285][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j285][i2][0]
+					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j285][i2][0]
 					for i3 := range 64 {
-						var r303 float32
+						var r272 float32
 						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r303 = 1
+							r272 = 1
 						}
-						r304 := float32(64)
-						if r303 != 0 {
-							r304 = scratch.ordinals_2[i3]
+						r273 := float32(64)
+						if r272 != 0 {
+							r273 = scratch.ordinals_2[i3]
 						}
-						acc128 = min(acc128, r304)
+						acc128 = min(acc128, r273)
 					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0] = acc128
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j285][i2][0] = acc128
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart285Records holds the free ocannlCharLMBackwardPart285 records.
-var ocannlCharLMBackwardPart285Records rt.Records[ocannlCharLMBackwardPart285]
+// ocannlCharLMBackwardPart254Records holds the free ocannlCharLMBackwardPart254 records.
+var ocannlCharLMBackwardPart254Records rt.Records[ocannlCharLMBackwardPart254]
 
-// ocannlCharLMBackwardPart286 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart255 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart286 struct {
+type ocannlCharLMBackwardPart255 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j317 of the nest (0 <= j317 < 8).
-func (r308 *ocannlCharLMBackwardPart286) Part(j317 int) {
-	scratch := r308.scratch
+// Part runs part j286 of the nest (0 <= j286 < 8).
+func (r277 *ocannlCharLMBackwardPart255) Part(j286 int) {
+	scratch := r277.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap45AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j317][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j317][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j317][0][0])
+			ocannlMap42AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j286][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j286][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j286][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap45AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j317][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j317][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j317][0][0])
+			ocannlMap42AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j286][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j286][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j286][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j317][i2][0]
-					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j317][i2][0]
-					net_block_1_masked_attention_1_masked_gradRow2 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j317][i2]
+					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j286][i2][0]
+					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j286][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j286][i2]
 					for i3 := range 64 {
-						var r306 float32
+						var r275 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r306 = 1
+							r275 = 1
 						}
-						r307 := float32(0)
-						if r306 != 0 {
-							r307 = net_block_1_masked_attention_1_m_gradV
+						r276 := float32(0)
+						if r275 != 0 {
+							r276 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_masked_gradRow2[i3] += r307
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r276
 					}
 				}
 			}
@@ -26341,45 +24717,45 @@ func (r308 *ocannlCharLMBackwardPart286) Part(j317 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart286Records holds the free ocannlCharLMBackwardPart286 records.
-var ocannlCharLMBackwardPart286Records rt.Records[ocannlCharLMBackwardPart286]
+// ocannlCharLMBackwardPart255Records holds the free ocannlCharLMBackwardPart255 records.
+var ocannlCharLMBackwardPart255Records rt.Records[ocannlCharLMBackwardPart255]
 
-// ocannlCharLMBackwardPart287 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart256 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart287 struct {
+type ocannlCharLMBackwardPart256 struct {
 	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j318 of the nest (0 <= j318 < 8).
-func (r310 *ocannlCharLMBackwardPart287) Part(j318 int) {
-	mask, scratch := r310.mask, r310.scratch
+// Part runs part j287 of the nest (0 <= j287 < 8).
+func (r279 *ocannlCharLMBackwardPart256) Part(j287 int) {
+	mask, scratch := r279.mask, r279.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				ocannlMap46AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j318][0][0], &mask[i1+8*j318][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j318][0][0])
+				ocannlMap43AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j287][0][0], &mask[i1+8*j287][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j287][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				ocannlMap46AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j318][0][0], &mask[i1+8*j318][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j318][0][0])
+				ocannlMap43AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j287][0][0], &mask[i1+8*j287][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j287][0][0])
 			}
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				maskRow6 := &mask[i1+8*j318]
+				maskRow6 := &mask[i1+8*j287]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_masked_gradRow3 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j318][i2]
-					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j318][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j287][i2]
+					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j287][i2]
 					for i3 := range 64 {
-						r309 := float32(0)
+						r278 := float32(0)
 						if maskRow6[i3] != 0 {
-							r309 = net_block_1_masked_attention_1_masked_gradRow3[i3]
+							r278 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r309
+						net_block_1_masked_attention_1_scores_gradRow[i3] += r278
 					}
 				}
 			}
@@ -26387,34 +24763,34 @@ func (r310 *ocannlCharLMBackwardPart287) Part(j318 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart287Records holds the free ocannlCharLMBackwardPart287 records.
-var ocannlCharLMBackwardPart287Records rt.Records[ocannlCharLMBackwardPart287]
+// ocannlCharLMBackwardPart256Records holds the free ocannlCharLMBackwardPart256 records.
+var ocannlCharLMBackwardPart256Records rt.Records[ocannlCharLMBackwardPart256]
 
-// ocannlCharLMBackwardPart288 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart257 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart288 struct {
+type ocannlCharLMBackwardPart257 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j319 of the nest (0 <= j319 < 8).
-func (r311 *ocannlCharLMBackwardPart288) Part(j319 int) {
-	scratch := r311.scratch
+// Part runs part j288 of the nest (0 <= j288 < 8).
+func (r280 *ocannlCharLMBackwardPart257) Part(j288 int) {
+	scratch := r280.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap47AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			ocannlMap44AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j288][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j288][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap47AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			ocannlMap44AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j288][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j288][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
 	} else {
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_scores_gradRow2 := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j319][i2]
-					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j319][i2]
+					net_block_1_masked_attention_1_scores_gradRow2 := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j288][i2]
+					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j288][i2]
 					for i3 := range 64 {
 						net_block_1_masked_attention_1_scores_1_gradRow[i3] += net_block_1_masked_attention_1_scores_gradRow2[i3] / net_block_1_masked_attention_1_scores_2V2
 					}
@@ -26424,29 +24800,29 @@ func (r311 *ocannlCharLMBackwardPart288) Part(j319 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart288Records holds the free ocannlCharLMBackwardPart288 records.
-var ocannlCharLMBackwardPart288Records rt.Records[ocannlCharLMBackwardPart288]
+// ocannlCharLMBackwardPart257Records holds the free ocannlCharLMBackwardPart257 records.
+var ocannlCharLMBackwardPart257Records rt.Records[ocannlCharLMBackwardPart257]
 
-// ocannlCharLMBackwardPart289 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart258 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart289 struct {
+type ocannlCharLMBackwardPart258 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j320 of the nest (0 <= j320 < 8).
-func (r312 *ocannlCharLMBackwardPart289) Part(j320 int) {
-	scratch := r312.scratch
+// Part runs part j289 of the nest (0 <= j289 < 8).
+func (r281 *ocannlCharLMBackwardPart258) Part(j289 int) {
+	scratch := r281.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j320][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j320][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j289][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j289][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j320][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j320][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j289][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j289][0][i2][0])
 			}
 		}
 	} else {
@@ -26454,16 +24830,16 @@ func (r312 *ocannlCharLMBackwardPart289) Part(j320 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j320][i1][i2]
+					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j289][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][i1][i2][i3]
-						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j320][i3][i2]
-						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][i1][i2][i3+1]
-						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j320][i3+1][i2]
-						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][i1][i2][i3+2]
-						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j320][i3+2][i2]
-						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j320][i1][i2][i3+3]
-						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j320][i3+3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][i1][i2][i3]
+						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j289][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][i1][i2][i3+1]
+						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j289][i3+1][i2]
+						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][i1][i2][i3+2]
+						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j289][i3+2][i2]
+						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j289][i1][i2][i3+3]
+						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j289][i3+3][i2]
 						for i4 := range 24 {
 							acc129 := net_block_1_masked_attention_1_q_gradRow[i4]
 							acc129 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
@@ -26479,39 +24855,39 @@ func (r312 *ocannlCharLMBackwardPart289) Part(j320 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart289Records holds the free ocannlCharLMBackwardPart289 records.
-var ocannlCharLMBackwardPart289Records rt.Records[ocannlCharLMBackwardPart289]
+// ocannlCharLMBackwardPart258Records holds the free ocannlCharLMBackwardPart258 records.
+var ocannlCharLMBackwardPart258Records rt.Records[ocannlCharLMBackwardPart258]
 
-// ocannlCharLMBackwardPart290 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart259 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart290 struct {
+type ocannlCharLMBackwardPart259 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j321 of the nest (0 <= j321 < 8).
-func (r313 *ocannlCharLMBackwardPart290) Part(j321 int) {
-	scratch := r313.scratch
+// Part runs part j290 of the nest (0 <= j290 < 8).
+func (r282 *ocannlCharLMBackwardPart259) Part(j290 int) {
+	scratch := r282.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j290][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j290][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j290][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j290][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j290][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j290][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j321][i1][i2]
+					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j290][i1][i2]
 					for i3 := range 64 {
-						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][i1][i2][i3]
-						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j290][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j290][i3][i2]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
 						}
@@ -26522,32 +24898,32 @@ func (r313 *ocannlCharLMBackwardPart290) Part(j321 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart290Records holds the free ocannlCharLMBackwardPart290 records.
-var ocannlCharLMBackwardPart290Records rt.Records[ocannlCharLMBackwardPart290]
+// ocannlCharLMBackwardPart259Records holds the free ocannlCharLMBackwardPart259 records.
+var ocannlCharLMBackwardPart259Records rt.Records[ocannlCharLMBackwardPart259]
 
-// ocannlCharLMBackwardPart291 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart260 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart291 struct {
+type ocannlCharLMBackwardPart260 struct {
 	gNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j322 of the nest (0 <= j322 < 4).
-func (r314 *ocannlCharLMBackwardPart291) Part(j322 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r314.gNetBlock1MaskedAttention1WV, r314.scratch
+// Part runs part j291 of the nest (0 <= j291 < 4).
+func (r283 *ocannlCharLMBackwardPart260) Part(j291 int) {
+	gNetBlock1MaskedAttention1WV, scratch := r283.gNetBlock1MaskedAttention1WV, r283.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j322][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j291], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j291][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j322][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j291], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j291][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j322][i3]
-						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j322+96*i3 : 2304*i2+2304*j322+96*i3+96])
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j291][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j291+96*i3 : 2304*i2+2304*j291+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
@@ -26558,39 +24934,39 @@ func (r314 *ocannlCharLMBackwardPart291) Part(j322 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart291Records holds the free ocannlCharLMBackwardPart291 records.
-var ocannlCharLMBackwardPart291Records rt.Records[ocannlCharLMBackwardPart291]
+// ocannlCharLMBackwardPart260Records holds the free ocannlCharLMBackwardPart260 records.
+var ocannlCharLMBackwardPart260Records rt.Records[ocannlCharLMBackwardPart260]
 
-// ocannlCharLMBackwardPart292 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart261 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart292 struct {
+type ocannlCharLMBackwardPart261 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j323 of the nest (0 <= j323 < 8).
-func (r315 *ocannlCharLMBackwardPart292) Part(j323 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r315.pNetBlock1MaskedAttention1WV, r315.scratch
+// Part runs part j292 of the nest (0 <= j292 < 8).
+func (r284 *ocannlCharLMBackwardPart261) Part(j292 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r284.pNetBlock1MaskedAttention1WV, r284.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j323][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j323][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j292][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j292][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j323][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j323][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j292][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j292][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j323][i1]
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j292][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j292][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j292][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j292][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j292][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc130 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc130 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -26606,32 +24982,32 @@ func (r315 *ocannlCharLMBackwardPart292) Part(j323 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart292Records holds the free ocannlCharLMBackwardPart292 records.
-var ocannlCharLMBackwardPart292Records rt.Records[ocannlCharLMBackwardPart292]
+// ocannlCharLMBackwardPart261Records holds the free ocannlCharLMBackwardPart261 records.
+var ocannlCharLMBackwardPart261Records rt.Records[ocannlCharLMBackwardPart261]
 
-// ocannlCharLMBackwardPart293 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart262 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart293 struct {
+type ocannlCharLMBackwardPart262 struct {
 	gNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j324 of the nest (0 <= j324 < 4).
-func (r316 *ocannlCharLMBackwardPart293) Part(j324 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r316.gNetBlock1MaskedAttention1WK, r316.scratch
+// Part runs part j293 of the nest (0 <= j293 < 4).
+func (r285 *ocannlCharLMBackwardPart262) Part(j293 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r285.gNetBlock1MaskedAttention1WK, r285.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j324][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j293], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j293][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j324][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j293], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j293][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j324][i3]
-						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j324+96*i3 : 2304*i2+2304*j324+96*i3+96])
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j293][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j293+96*i3 : 2304*i2+2304*j293+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -26642,39 +25018,39 @@ func (r316 *ocannlCharLMBackwardPart293) Part(j324 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart293Records holds the free ocannlCharLMBackwardPart293 records.
-var ocannlCharLMBackwardPart293Records rt.Records[ocannlCharLMBackwardPart293]
+// ocannlCharLMBackwardPart262Records holds the free ocannlCharLMBackwardPart262 records.
+var ocannlCharLMBackwardPart262Records rt.Records[ocannlCharLMBackwardPart262]
 
-// ocannlCharLMBackwardPart294 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart263 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart294 struct {
+type ocannlCharLMBackwardPart263 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j325 of the nest (0 <= j325 < 8).
-func (r317 *ocannlCharLMBackwardPart294) Part(j325 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r317.pNetBlock1MaskedAttention1WK, r317.scratch
+// Part runs part j294 of the nest (0 <= j294 < 8).
+func (r286 *ocannlCharLMBackwardPart263) Part(j294 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r286.pNetBlock1MaskedAttention1WK, r286.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j325][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j325][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j294][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j294][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j325][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j325][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j294][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j294][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j325][i1]
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j294][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j294][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j294][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j294][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j294][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc131 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc131 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -26690,32 +25066,32 @@ func (r317 *ocannlCharLMBackwardPart294) Part(j325 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart294Records holds the free ocannlCharLMBackwardPart294 records.
-var ocannlCharLMBackwardPart294Records rt.Records[ocannlCharLMBackwardPart294]
+// ocannlCharLMBackwardPart263Records holds the free ocannlCharLMBackwardPart263 records.
+var ocannlCharLMBackwardPart263Records rt.Records[ocannlCharLMBackwardPart263]
 
-// ocannlCharLMBackwardPart295 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart264 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart295 struct {
+type ocannlCharLMBackwardPart264 struct {
 	gNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j326 of the nest (0 <= j326 < 4).
-func (r318 *ocannlCharLMBackwardPart295) Part(j326 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r318.gNetBlock1MaskedAttention1WQ, r318.scratch
+// Part runs part j295 of the nest (0 <= j295 < 4).
+func (r287 *ocannlCharLMBackwardPart264) Part(j295 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r287.gNetBlock1MaskedAttention1WQ, r287.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j326][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j295], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j295][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j326][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j295], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j295][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j326][i3]
-						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j326+96*i3 : 2304*i2+2304*j326+96*i3+96])
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j295][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j295+96*i3 : 2304*i2+2304*j295+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -26726,39 +25102,39 @@ func (r318 *ocannlCharLMBackwardPart295) Part(j326 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart295Records holds the free ocannlCharLMBackwardPart295 records.
-var ocannlCharLMBackwardPart295Records rt.Records[ocannlCharLMBackwardPart295]
+// ocannlCharLMBackwardPart264Records holds the free ocannlCharLMBackwardPart264 records.
+var ocannlCharLMBackwardPart264Records rt.Records[ocannlCharLMBackwardPart264]
 
-// ocannlCharLMBackwardPart296 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart265 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart296 struct {
+type ocannlCharLMBackwardPart265 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j327 of the nest (0 <= j327 < 8).
-func (r319 *ocannlCharLMBackwardPart296) Part(j327 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r319.pNetBlock1MaskedAttention1WQ, r319.scratch
+// Part runs part j296 of the nest (0 <= j296 < 8).
+func (r288 *ocannlCharLMBackwardPart265) Part(j296 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r288.pNetBlock1MaskedAttention1WQ, r288.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j327][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j327][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j296][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j296][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j327][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j327][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j296][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j296][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j327][i1]
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j296][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j296][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j296][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j296][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j296][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc132 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc132 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -26774,74 +25150,40 @@ func (r319 *ocannlCharLMBackwardPart296) Part(j327 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart296Records holds the free ocannlCharLMBackwardPart296 records.
-var ocannlCharLMBackwardPart296Records rt.Records[ocannlCharLMBackwardPart296]
+// ocannlCharLMBackwardPart265Records holds the free ocannlCharLMBackwardPart265 records.
+var ocannlCharLMBackwardPart265Records rt.Records[ocannlCharLMBackwardPart265]
 
-// ocannlCharLMBackwardPart297 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart297 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j328 of the nest (0 <= j328 < 8).
-func (r320 *ocannlCharLMBackwardPart297) Part(j328 int) {
-	scratch := r320.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j328][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j328][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j328][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j328][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j328]
-				net_block_1_masked_attention_1_x_4_gradRow := &scratch.net_block_1_masked_attention_1_x_4_grad[i0][i1+8*j328]
-				for i2 := range 96 {
-					net_block_1_masked_attention_1_x_4_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart297Records holds the free ocannlCharLMBackwardPart297 records.
-var ocannlCharLMBackwardPart297Records rt.Records[ocannlCharLMBackwardPart297]
-
-// ocannlCharLMBackwardPart298 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart266 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart298 struct {
+type ocannlCharLMBackwardPart266 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j329 of the nest (0 <= j329 < 8).
-func (r321 *ocannlCharLMBackwardPart298) Part(j329 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r321.scratch, &r321.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j329] = [96]float32{}
+// Part runs part j297 of the nest (0 <= j297 < 8).
+func (r289 *ocannlCharLMBackwardPart266) Part(j297 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r289.scratch, &r289.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j297] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
+		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j297][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j297][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j297][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j297][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j329]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j297]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j329][i1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j329][i1+1]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j329][i1+2]
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j329][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j297][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j297][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j297][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j297][i1+3]
 				for i2 := range 96 {
 					acc133 := gNetBlock1LayerNorm1BetaPartialRow[i2]
+					acc133 += net_block_1_masked_attention_1_x_gradRow4[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow5[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow6[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow7[i2]
-					acc133 += net_block_1_masked_attention_1_x_gradRow8[i2]
 					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc133
 				}
 			}
@@ -26849,111 +25191,111 @@ func (r321 *ocannlCharLMBackwardPart298) Part(j329 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart298Records holds the free ocannlCharLMBackwardPart298 records.
-var ocannlCharLMBackwardPart298Records rt.Records[ocannlCharLMBackwardPart298]
+// ocannlCharLMBackwardPart266Records holds the free ocannlCharLMBackwardPart266 records.
+var ocannlCharLMBackwardPart266Records rt.Records[ocannlCharLMBackwardPart266]
 
-// ocannlCharLMBackwardPart299 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart267 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart299 struct {
+type ocannlCharLMBackwardPart267 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j331 of the nest (0 <= j331 < 8).
-func (r322 *ocannlCharLMBackwardPart299) Part(j331 int) {
-	scratch := r322.scratch
+// Part runs part j299 of the nest (0 <= j299 < 8).
+func (r290 *ocannlCharLMBackwardPart267) Part(j299 int) {
+	scratch := r290.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j331][0])
+			ocannlMap27AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j299][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j299][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j299][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j331][0])
+			ocannlMap27AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j299][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j299][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j299][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_4_gradRow2 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0][i1+8*j331]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j331][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j331]
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j299]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j299][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j299]
 				for i2 := range 96 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_4_gradRow2[i2] / net_block_1_masked_attention_1_x_3V2
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart299Records holds the free ocannlCharLMBackwardPart299 records.
-var ocannlCharLMBackwardPart299Records rt.Records[ocannlCharLMBackwardPart299]
+// ocannlCharLMBackwardPart267Records holds the free ocannlCharLMBackwardPart267 records.
+var ocannlCharLMBackwardPart267Records rt.Records[ocannlCharLMBackwardPart267]
 
-// ocannlCharLMBackwardPart300 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart268 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart300 struct {
+type ocannlCharLMBackwardPart268 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j332 of the nest (0 <= j332 < 8).
-func (r323 *ocannlCharLMBackwardPart300) Part(j332 int) {
-	scratch := r323.scratch
+// Part runs part j300 of the nest (0 <= j300 < 8).
+func (r291 *ocannlCharLMBackwardPart268) Part(j300 int) {
+	scratch := r291.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
+			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j300][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j300][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j300][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_4_gradRow3 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0][i1+8*j332]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+8*j332]
-				v10 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j332][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j332][0]
-				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j332][0]
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j300]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+8*j300]
+				v10 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j300][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j300][0]
+				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j300][0]
 				for i2 := range 96 {
-					acc135 += net_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v10))
+					acc135 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v10))
 				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j332][0] = acc135
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j300][0] = acc135
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart300Records holds the free ocannlCharLMBackwardPart300 records.
-var ocannlCharLMBackwardPart300Records rt.Records[ocannlCharLMBackwardPart300]
+// ocannlCharLMBackwardPart268Records holds the free ocannlCharLMBackwardPart268 records.
+var ocannlCharLMBackwardPart268Records rt.Records[ocannlCharLMBackwardPart268]
 
-// ocannlCharLMBackwardPart301 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart269 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart301 struct {
+type ocannlCharLMBackwardPart269 struct {
 	scratch                          *ocannlCharLMBackwardScratch
 	gNetBlock1LayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j333 of the nest (0 <= j333 < 8).
-func (r324 *ocannlCharLMBackwardPart301) Part(j333 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r324.scratch, &r324.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j333] = [96]float32{}
+// Part runs part j301 of the nest (0 <= j301 < 8).
+func (r292 *ocannlCharLMBackwardPart269) Part(j301 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r292.scratch, &r292.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j301] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
+		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j301][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j301][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j301][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j301][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j301][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j301][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j333]
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j301]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j333][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j333][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j333][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j333][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j333][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j333][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j333][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j333][i1+3]
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j301][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j301][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j301][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j301][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j301][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j301][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j301][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j301][i1+3]
 				for i2 := range 96 {
 					acc136 := gNetBlock1LayerNorm1GammaPartialRow[i2]
 					acc136 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
@@ -26967,33 +25309,33 @@ func (r324 *ocannlCharLMBackwardPart301) Part(j333 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart301Records holds the free ocannlCharLMBackwardPart301 records.
-var ocannlCharLMBackwardPart301Records rt.Records[ocannlCharLMBackwardPart301]
+// ocannlCharLMBackwardPart269Records holds the free ocannlCharLMBackwardPart269 records.
+var ocannlCharLMBackwardPart269Records rt.Records[ocannlCharLMBackwardPart269]
 
-// ocannlCharLMBackwardPart302 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart270 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart302 struct {
+type ocannlCharLMBackwardPart270 struct {
 	pNetBlock1LayerNorm1Gamma *[96]float32
 	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j335 of the nest (0 <= j335 < 8).
-func (r325 *ocannlCharLMBackwardPart302) Part(j335 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r325.pNetBlock1LayerNorm1Gamma, r325.scratch
+// Part runs part j303 of the nest (0 <= j303 < 8).
+func (r293 *ocannlCharLMBackwardPart270) Part(j303 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r293.pNetBlock1LayerNorm1Gamma, r293.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j335][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j335][0])
+			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j303][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j303][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j335][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j335][0])
+			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j303][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j303][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j335]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j335]
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j303]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j303]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
 				}
@@ -27002,32 +25344,32 @@ func (r325 *ocannlCharLMBackwardPart302) Part(j335 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart302Records holds the free ocannlCharLMBackwardPart302 records.
-var ocannlCharLMBackwardPart302Records rt.Records[ocannlCharLMBackwardPart302]
+// ocannlCharLMBackwardPart270Records holds the free ocannlCharLMBackwardPart270 records.
+var ocannlCharLMBackwardPart270Records rt.Records[ocannlCharLMBackwardPart270]
 
-// ocannlCharLMBackwardPart303 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart271 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart303 struct {
+type ocannlCharLMBackwardPart271 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j336 of the nest (0 <= j336 < 8).
-func (r326 *ocannlCharLMBackwardPart303) Part(j336 int) {
-	scratch := r326.scratch
+// Part runs part j304 of the nest (0 <= j304 < 8).
+func (r294 *ocannlCharLMBackwardPart271) Part(j304 int) {
+	scratch := r294.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j336][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j336][0])
+			ocannlMap32AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j304][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j304][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j336][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j336][0])
+			ocannlMap32AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j304][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j304][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j336][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j336]
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j304][0]
+				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j304]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
 				}
@@ -27036,33 +25378,33 @@ func (r326 *ocannlCharLMBackwardPart303) Part(j336 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart303Records holds the free ocannlCharLMBackwardPart303 records.
-var ocannlCharLMBackwardPart303Records rt.Records[ocannlCharLMBackwardPart303]
+// ocannlCharLMBackwardPart271Records holds the free ocannlCharLMBackwardPart271 records.
+var ocannlCharLMBackwardPart271Records rt.Records[ocannlCharLMBackwardPart271]
 
-// ocannlCharLMBackwardPart304 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart272 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart304 struct {
+type ocannlCharLMBackwardPart272 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j337 of the nest (0 <= j337 < 8).
-func (r327 *ocannlCharLMBackwardPart304) Part(j337 int) {
-	scratch := r327.scratch
+// Part runs part j305 of the nest (0 <= j305 < 8).
+func (r295 *ocannlCharLMBackwardPart272) Part(j305 int) {
+	scratch := r295.scratch
 	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j337][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j337][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j337][0])
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j305][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j305][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j305][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j337][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j337][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j337][0])
+			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j305][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j305][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j305][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j337]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j337]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j337]
+				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j305]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j305]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j305]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
@@ -27071,33 +25413,33 @@ func (r327 *ocannlCharLMBackwardPart304) Part(j337 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart304Records holds the free ocannlCharLMBackwardPart304 records.
-var ocannlCharLMBackwardPart304Records rt.Records[ocannlCharLMBackwardPart304]
+// ocannlCharLMBackwardPart272Records holds the free ocannlCharLMBackwardPart272 records.
+var ocannlCharLMBackwardPart272Records rt.Records[ocannlCharLMBackwardPart272]
 
-// ocannlCharLMBackwardPart305 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart273 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart305 struct {
+type ocannlCharLMBackwardPart273 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j338 of the nest (0 <= j338 < 8).
-func (r328 *ocannlCharLMBackwardPart305) Part(j338 int) {
-	scratch := r328.scratch
+// Part runs part j306 of the nest (0 <= j306 < 8).
+func (r296 *ocannlCharLMBackwardPart273) Part(j306 int) {
+	scratch := r296.scratch
 	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j338][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j338][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j338][0])
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j306][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j306][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j306][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j338][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j338][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j338][0])
+			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j306][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j306][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j306][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j338]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j338]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j338]
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j306]
+				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j306]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j306]
 				for i2 := range 96 {
 					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
 				}
@@ -27106,177 +25448,143 @@ func (r328 *ocannlCharLMBackwardPart305) Part(j338 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart305Records holds the free ocannlCharLMBackwardPart305 records.
-var ocannlCharLMBackwardPart305Records rt.Records[ocannlCharLMBackwardPart305]
+// ocannlCharLMBackwardPart273Records holds the free ocannlCharLMBackwardPart273 records.
+var ocannlCharLMBackwardPart273Records rt.Records[ocannlCharLMBackwardPart273]
 
-// ocannlCharLMBackwardPart306 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart274 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart306 struct {
+type ocannlCharLMBackwardPart274 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j339 of the nest (0 <= j339 < 8).
-func (r329 *ocannlCharLMBackwardPart306) Part(j339 int) {
-	scratch := r329.scratch
+// Part runs part j307 of the nest (0 <= j307 < 8).
+func (r297 *ocannlCharLMBackwardPart274) Part(j307 int) {
+	scratch := r297.scratch
 	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap39AVX512(&scratch.net_h0_grad[i0][8*j339][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j339][0])
+			ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j307][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j307][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap39AVX2(&scratch.net_h0_grad[i0][8*j339][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j339][0])
+			ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j307][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j307][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j339]
-				net_h0_gradRow2 := &scratch.net_h0_grad[i0][i1+8*j339]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j307]
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j307]
 				for i2 := range 96 {
-					net_h0_gradRow2[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow22[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart306Records holds the free ocannlCharLMBackwardPart306 records.
-var ocannlCharLMBackwardPart306Records rt.Records[ocannlCharLMBackwardPart306]
+// ocannlCharLMBackwardPart274Records holds the free ocannlCharLMBackwardPart274 records.
+var ocannlCharLMBackwardPart274Records rt.Records[ocannlCharLMBackwardPart274]
 
-// ocannlCharLMBackwardPart307 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart275 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart307 struct {
+type ocannlCharLMBackwardPart275 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j340 of the nest (0 <= j340 < 8).
-func (r330 *ocannlCharLMBackwardPart307) Part(j340 int) {
-	scratch := r330.scratch
+// Part runs part j308 of the nest (0 <= j308 < 8).
+func (r298 *ocannlCharLMBackwardPart275) Part(j308 int) {
+	scratch := r298.scratch
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
+			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j308][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j308][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j308][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j308][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j340]
-				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j340][0]
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j308]
+				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j308][0]
 				for i2 := range 96 {
 					acc138 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j340][0] = acc138
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j308][0] = acc138
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart307Records holds the free ocannlCharLMBackwardPart307 records.
-var ocannlCharLMBackwardPart307Records rt.Records[ocannlCharLMBackwardPart307]
+// ocannlCharLMBackwardPart275Records holds the free ocannlCharLMBackwardPart275 records.
+var ocannlCharLMBackwardPart275Records rt.Records[ocannlCharLMBackwardPart275]
 
-// ocannlCharLMBackwardPart308 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart276 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart308 struct {
+type ocannlCharLMBackwardPart276 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j341 of the nest (0 <= j341 < 8).
-func (r331 *ocannlCharLMBackwardPart308) Part(j341 int) {
-	scratch := r331.scratch
+// Part runs part j309 of the nest (0 <= j309 < 8).
+func (r299 *ocannlCharLMBackwardPart276) Part(j309 int) {
+	scratch := r299.scratch
 	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap35AVX512(&scratch.net_h0_grad[0][i1+8*j341][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j341][0])
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j309][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j309][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap35AVX2(&scratch.net_h0_grad[0][i1+8*j341][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j341][0])
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j309][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j309][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j341][0]
-				net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1+8*j341]
+				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j309][0]
+				net_layer_norm_1_centered_gradRow23 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j309]
 				for i2 := range 96 {
-					net_h0_gradRow3[i2] += net_block_1_layer_norm_1_mean_1_gradV
+					net_layer_norm_1_centered_gradRow23[i2] += net_block_1_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart308Records holds the free ocannlCharLMBackwardPart308 records.
-var ocannlCharLMBackwardPart308Records rt.Records[ocannlCharLMBackwardPart308]
+// ocannlCharLMBackwardPart276Records holds the free ocannlCharLMBackwardPart276 records.
+var ocannlCharLMBackwardPart276Records rt.Records[ocannlCharLMBackwardPart276]
 
-// ocannlCharLMBackwardPart309 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart277 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart309 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j342 of the nest (0 <= j342 < 8).
-func (r332 *ocannlCharLMBackwardPart309) Part(j342 int) {
-	scratch := r332.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_embedding_1_e_grad[i0][8*j342][0], &scratch.net_h0_grad[i0][8*j342][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_embedding_1_e_grad[i0][8*j342][0], &scratch.net_h0_grad[i0][8*j342][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_h0_gradRow4 := &scratch.net_h0_grad[i0][i1+8*j342]
-				net_embedding_1_e_gradRow := &scratch.net_embedding_1_e_grad[i0][i1+8*j342]
-				for i2 := range 96 {
-					net_embedding_1_e_gradRow[i2] += net_h0_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart309Records holds the free ocannlCharLMBackwardPart309 records.
-var ocannlCharLMBackwardPart309Records rt.Records[ocannlCharLMBackwardPart309]
-
-// ocannlCharLMBackwardPart310 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart310 struct {
+type ocannlCharLMBackwardPart277 struct {
 	gNetPos *[6144]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j343 of the nest (0 <= j343 < 8).
-func (r333 *ocannlCharLMBackwardPart310) Part(j343 int) {
-	gNetPos, scratch := r333.gNetPos, r333.scratch
+// Part runs part j310 of the nest (0 <= j310 < 8).
+func (r300 *ocannlCharLMBackwardPart277) Part(j310 int) {
+	gNetPos, scratch := r300.gNetPos, r300.scratch
 	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
+		ocannlReduce17AVX512(&gNetPos[768*j310], &scratch.net_layer_norm_1_centered_grad[0][8*j310][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
+		ocannlReduce17AVX2(&gNetPos[768*j310], &scratch.net_layer_norm_1_centered_grad[0][8*j310][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_h0_gradRow5 := &scratch.net_h0_grad[i0][i1+8*j343]
-				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j343 : 96*i1+768*j343+96])
+				net_layer_norm_1_centered_gradRow24 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j310]
+				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j310 : 96*i1+768*j310+96])
 				for i2 := range 96 {
-					gNetPosRow[i2] += net_h0_gradRow5[i2]
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow24[i2]
 				}
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart310Records holds the free ocannlCharLMBackwardPart310 records.
-var ocannlCharLMBackwardPart310Records rt.Records[ocannlCharLMBackwardPart310]
+// ocannlCharLMBackwardPart277Records holds the free ocannlCharLMBackwardPart277 records.
+var ocannlCharLMBackwardPart277Records rt.Records[ocannlCharLMBackwardPart277]
 
 // ocannlCharLMNext runs a tensor program generated by ocannlgen.
 //
@@ -28548,9 +26856,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h0 = pointwise "+" of net.embedding#1/e, net.pos
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
+		ocannlMap45AVX512(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
+		ocannlMap45AVX2(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
 	} else {
 		for i0 := range 64 {
 			net_embedding_1_eRow := &net_embedding_1_e[0][i0]
@@ -28590,9 +26898,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.layer_norm#1@2/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h0Row3 := &net_h0[0][i0]
@@ -28607,9 +26915,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/var.1 = pointwise "*." of net.block#1.layer_norm#1@2/centered, net.block#1.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_1_2_centeredRow2 := &net_block_1_layer_norm_1_2_centered[0][i0]
@@ -28648,9 +26956,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_1_2_centeredRow3 := &net_block_1_layer_norm_1_2_centered[0][i0]
@@ -28678,9 +26986,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/x.4 = pointwise "/." of _net.block#1.masked_attention#1@2/x.1, _net.block#1.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_masked_attention_1_2_x_1Row2 := &net_block_1_masked_attention_1_2_x_1[0][i0]
@@ -28695,9 +27003,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/x = pointwise "+" of _net.block#1.masked_attention#1@2/x.4, net.block#1.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_masked_attention_1_2_x_4Row2 := &net_block_1_masked_attention_1_2_x_4[0][i0]
@@ -28751,9 +27059,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/scores = pointwise "/." of _net.block#1.masked_attention#1@2/scores.1, _net.block#1.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX512(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX2(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_1_masked_attention_1_2_scores_2V := net_block_1_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -28771,11 +27079,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap55AVX512(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX512(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap55AVX2(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX2(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -28805,9 +27113,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/ex.1 = pointwise "-" of net.block#1.masked_attention#1@2/masked, net.block#1.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX512(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX2(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -28824,9 +27132,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/ex = pointwise exp of _net.block#1.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -28850,9 +27158,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/attn = pointwise "/." of net.block#1.masked_attention#1@2/ex, _net.block#1.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -28889,9 +27197,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1@2/x, net.block#1.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX512(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX2(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_1_2_xRow := &scratch.net_block_1_dropout_1_2_x[0][i0]
@@ -28905,9 +27213,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
+		ocannlMap45AVX512(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
+		ocannlMap45AVX2(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h0Row4 := &net_h0[0][i0]
@@ -28947,9 +27255,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.layer_norm#2@2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_x1Row3 := &net_block_1_x1[0][i0]
@@ -28964,9 +27272,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/var.1 = pointwise "*." of net.block#1.layer_norm#2@2/centered, net.block#1.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_2_2_centeredRow2 := &net_block_1_layer_norm_2_2_centered[0][i0]
@@ -29005,9 +27313,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.linear#2@2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_2_2_centeredRow3 := &net_block_1_layer_norm_2_2_centered[0][i0]
@@ -29035,9 +27343,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.linear#2@2/x.4 = pointwise "/." of _net.block#1.linear#2@2/x.1, _net.block#1.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_2_2_x_1Row2 := &net_block_1_linear_2_2_x_1[0][i0]
@@ -29052,9 +27360,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.linear#2@2/x = pointwise "+" of _net.block#1.linear#2@2/x.4, net.block#1.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_2_2_x_4Row2 := &net_block_1_linear_2_2_x_4[0][i0]
@@ -29097,7 +27405,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.linear#1@2/x = pointwise gelu of _net.block#1.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+		ocannlMap57AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_2Row2 := &scratch.net_block_1_linear_1_2_x_2[0][i0]
@@ -29120,9 +27428,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.dropout#2@2/x = pointwise "+" of _net.block#1.dropout#2@2/x.1, net.block#1.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap50AVX512(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap50AVX2(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_2_2_x_1Row := &scratch.net_block_1_dropout_2_2_x_1[0][i0]
@@ -29136,9 +27444,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2@2/x, net.block#1.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX512(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX2(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_2_2_xRow2 := &net_block_1_dropout_2_2_x[0][i0]
@@ -29152,9 +27460,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
+		ocannlMap45AVX512(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
+		ocannlMap45AVX2(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_x1Row4 := &net_block_1_x1[0][i0]
@@ -29194,9 +27502,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.layer_norm#1@2/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h1Row3 := &net_h1[0][i0]
@@ -29211,9 +27519,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/var.1 = pointwise "*." of net.block#2.layer_norm#1@2/centered, net.block#2.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_1_2_centeredRow2 := &net_block_2_layer_norm_1_2_centered[0][i0]
@@ -29252,9 +27560,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_1_2_centeredRow3 := &net_block_2_layer_norm_1_2_centered[0][i0]
@@ -29282,9 +27590,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/x.4 = pointwise "/." of _net.block#2.masked_attention#1@2/x.1, _net.block#2.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_masked_attention_1_2_x_1Row2 := &net_block_2_masked_attention_1_2_x_1[0][i0]
@@ -29299,9 +27607,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/x = pointwise "+" of _net.block#2.masked_attention#1@2/x.4, net.block#2.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_masked_attention_1_2_x_4Row2 := &net_block_2_masked_attention_1_2_x_4[0][i0]
@@ -29355,9 +27663,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/scores = pointwise "/." of _net.block#2.masked_attention#1@2/scores.1, _net.block#2.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX512(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX2(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_2_masked_attention_1_2_scores_2V := net_block_2_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -29375,11 +27683,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap55AVX512(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX512(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap55AVX2(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX2(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -29409,9 +27717,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/ex.1 = pointwise "-" of net.block#2.masked_attention#1@2/masked, net.block#2.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX512(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX2(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -29428,9 +27736,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/ex = pointwise exp of _net.block#2.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -29454,9 +27762,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/attn = pointwise "/." of net.block#2.masked_attention#1@2/ex, _net.block#2.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -29493,9 +27801,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1@2/x, net.block#2.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX512(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX2(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_1_2_xRow := &scratch.net_block_2_dropout_1_2_x[0][i0]
@@ -29509,9 +27817,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
+		ocannlMap45AVX512(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
+		ocannlMap45AVX2(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h1Row4 := &net_h1[0][i0]
@@ -29551,9 +27859,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.layer_norm#2@2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_x1Row3 := &net_block_2_x1[0][i0]
@@ -29568,9 +27876,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/var.1 = pointwise "*." of net.block#2.layer_norm#2@2/centered, net.block#2.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_2_2_centeredRow2 := &net_block_2_layer_norm_2_2_centered[0][i0]
@@ -29609,9 +27917,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.linear#2@2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_2_2_centeredRow3 := &net_block_2_layer_norm_2_2_centered[0][i0]
@@ -29639,9 +27947,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.linear#2@2/x.4 = pointwise "/." of _net.block#2.linear#2@2/x.1, _net.block#2.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_2_2_x_1Row2 := &net_block_2_linear_2_2_x_1[0][i0]
@@ -29656,9 +27964,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.linear#2@2/x = pointwise "+" of _net.block#2.linear#2@2/x.4, net.block#2.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_2_2_x_4Row2 := &net_block_2_linear_2_2_x_4[0][i0]
@@ -29701,7 +28009,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.linear#1@2/x = pointwise gelu of _net.block#2.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+		ocannlMap57AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_2Row2 := &scratch.net_block_2_linear_1_2_x_2[0][i0]
@@ -29724,9 +28032,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.dropout#2@2/x = pointwise "+" of _net.block#2.dropout#2@2/x.1, net.block#2.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap50AVX512(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap50AVX2(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_2_2_x_1Row := &scratch.net_block_2_dropout_2_2_x_1[0][i0]
@@ -29740,9 +28048,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2@2/x, net.block#2.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX512(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX2(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_2_2_xRow2 := &net_block_2_dropout_2_2_x[0][i0]
@@ -29756,9 +28064,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
+		ocannlMap45AVX512(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
+		ocannlMap45AVX2(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_x1Row4 := &net_block_2_x1[0][i0]
@@ -29798,9 +28106,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.layer_norm#1@2/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h2Row3 := &net_h2[0][i0]
@@ -29815,9 +28123,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/var.1 = pointwise "*." of net.block#3.layer_norm#1@2/centered, net.block#3.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_1_2_centeredRow2 := &net_block_3_layer_norm_1_2_centered[0][i0]
@@ -29856,9 +28164,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_1_2_centeredRow3 := &net_block_3_layer_norm_1_2_centered[0][i0]
@@ -29886,9 +28194,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/x.4 = pointwise "/." of _net.block#3.masked_attention#1@2/x.1, _net.block#3.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_masked_attention_1_2_x_1Row2 := &net_block_3_masked_attention_1_2_x_1[0][i0]
@@ -29903,9 +28211,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/x = pointwise "+" of _net.block#3.masked_attention#1@2/x.4, net.block#3.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_masked_attention_1_2_x_4Row2 := &net_block_3_masked_attention_1_2_x_4[0][i0]
@@ -29959,9 +28267,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/scores = pointwise "/." of _net.block#3.masked_attention#1@2/scores.1, _net.block#3.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX512(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
+		ocannlMap51AVX2(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_3_masked_attention_1_2_scores_2V := net_block_3_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -29979,11 +28287,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap55AVX512(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX512(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap55AVX2(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap52AVX2(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -30013,9 +28321,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/ex.1 = pointwise "-" of net.block#3.masked_attention#1@2/masked, net.block#3.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX512(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap53AVX2(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -30032,9 +28340,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/ex = pointwise exp of _net.block#3.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -30058,9 +28366,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/attn = pointwise "/." of net.block#3.masked_attention#1@2/ex, _net.block#3.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -30097,9 +28405,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1@2/x, net.block#3.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX512(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
+		ocannlMap56AVX2(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_1_2_xRow := &scratch.net_block_3_dropout_1_2_x[0][i0]
@@ -30113,9 +28421,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
+		ocannlMap45AVX512(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
+		ocannlMap45AVX2(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h2Row4 := &net_h2[0][i0]
@@ -30155,9 +28463,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.layer_norm#2@2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX512(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
+		ocannlMap46AVX2(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_x1Row3 := &net_block_3_x1[0][i0]
@@ -30172,9 +28480,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/var.1 = pointwise "*." of net.block#3.layer_norm#2@2/centered, net.block#3.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX512(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap47AVX2(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_2_2_centeredRow2 := &net_block_3_layer_norm_2_2_centered[0][i0]
@@ -30213,9 +28521,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.linear#2@2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX512(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap48AVX2(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_2_2_centeredRow3 := &net_block_3_layer_norm_2_2_centered[0][i0]
@@ -30243,9 +28551,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.linear#2@2/x.4 = pointwise "/." of _net.block#3.linear#2@2/x.1, _net.block#3.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX512(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
+		ocannlMap49AVX2(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_2_2_x_1Row2 := &net_block_3_linear_2_2_x_1[0][i0]
@@ -30260,9 +28568,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.linear#2@2/x = pointwise "+" of _net.block#3.linear#2@2/x.4, net.block#3.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
+		ocannlMap50AVX512(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
+		ocannlMap50AVX2(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_2_2_x_4Row2 := &net_block_3_linear_2_2_x_4[0][i0]
@@ -30305,7 +28613,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.linear#1@2/x = pointwise gelu of _net.block#3.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+		ocannlMap57AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_2Row2 := &scratch.net_block_3_linear_1_2_x_2[0][i0]
@@ -30328,9 +28636,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.dropout#2@2/x = pointwise "+" of _net.block#3.dropout#2@2/x.1, net.block#3.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
+		ocannlMap50AVX512(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
+		ocannlMap50AVX2(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_2_2_x_1Row := &scratch.net_block_3_dropout_2_2_x_1[0][i0]
@@ -30344,9 +28652,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2@2/x, net.block#3.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX512(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
+		ocannlMap56AVX2(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_2_2_xRow2 := &net_block_3_dropout_2_2_x[0][i0]
@@ -30360,9 +28668,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
+		ocannlMap45AVX512(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
+		ocannlMap45AVX2(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_x1Row4 := &net_block_3_x1[0][i0]
@@ -30402,9 +28710,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap46AVX512(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap46AVX2(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h3Row3 := &net_h3[0][i0]
@@ -30419,9 +28727,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap47AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap47AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[0][i0]
@@ -30460,9 +28768,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap48AVX512(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap48AVX2(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[0][i0]
@@ -30490,9 +28798,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlMap49AVX512(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlMap49AVX2(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_linear_1_x_1Row2 := &net_linear_1_x_1[0][i0]
@@ -30507,9 +28815,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap50AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap50AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_linear_1_x_4Row2 := &net_linear_1_x_4[0][i0]
@@ -30532,9 +28840,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// next = pointwise "+" of _next.1, net.linear#1.b
 	// float32 pointwise kernel over 64 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap58AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap58AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			next_1Row := &scratch.next_1[0][i0]

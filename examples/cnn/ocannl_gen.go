@@ -1027,16 +1027,16 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	net.max_pool#1/x.grad: [32 10 10 8] (let, local, in scratch field net_max_pool_1_x_grad)
 //	net.max_pool#1/y.grad: [32 5 5 8] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
-//	net.conv2/y.grad: [32 5 5 16] (let, local, in scratch field net_conv2_y_grad)
+//	net.conv2/y.grad: [32 5 5 16] (let, local)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
 //	_net.head/x.1.grad: [32 5 5 16] (let, local, in scratch field net_head_x_1_grad)
 //	net.head/x.grad: [32 5 5 16] (let, local, in scratch field net_head_x_grad)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
-//	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [32 4] (let, local)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
-//	train.cross_entropy#1/logits.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [32 4] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [32 4] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -1197,22 +1197,17 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //
 //	# zero the gradients
 //	fill net.conv1.kernel.grad with 0
-//	fill net.conv1/y.grad with 0
 //	fill net.conv1.bias.grad with 0
 //	fill _net.max_pool#1/x.1.grad with 0
 //	fill net.max_pool#1/x.grad with 0
 //	fill net.max_pool#1/y.grad with 0
 //	fill net.conv2.kernel.grad with 0
-//	fill net.conv2/y.grad with 0
 //	fill net.conv2.bias.grad with 0
 //	fill _net.head/x.1.grad with 0
 //	fill net.head/x.grad with 0
 //	fill net.head.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -1241,10 +1236,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..31:
@@ -1263,17 +1255,14 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	# backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@10 with 4
@@ -1286,17 +1275,14 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..3:
-//	    net.head.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.head.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 //	for i0 in 0..31:  # reduction
@@ -1304,7 +1290,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
+//	          net.head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 //	for i0 in 0..31:
@@ -1312,7 +1298,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 //	for i0 in 0..31:
@@ -1321,12 +1307,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	      for i3 in 0..15:
 //	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < _net.head/x.1[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        net.conv2/y.grad[i0, i1, i2, i3] += _net.head/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad (the copy elided: net.conv2/y.grad reads _net.head/x.1.grad)
 //
 //	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 //	for i0 in 0..31:  # reduction
@@ -1343,7 +1324,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.conv2/y.grad[i0, i1, i2, i3] * net.conv2.kernel[i3, i4, i5, i6]
+//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += _net.head/x.1.grad[i0, i1, i2, i3] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 //	reset padding of net.max_pool#1/y to 0
@@ -1354,7 +1335,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2/y.grad[i0, i1, i2, i3]
+//	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * _net.head/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 //	fill net.max_pool#1/y.argmax@4 with 4
@@ -1386,12 +1367,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	      for i3 in 0..7:
 //	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        net.conv1/y.grad[i0, i1, i2, i3] += _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad (the copy elided: net.conv1/y.grad reads _net.max_pool#1/x.1.grad)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 //	for i0 in 0..31:  # reduction
@@ -1407,7 +1383,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	      for i3 in 0..7:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
+//	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -1813,11 +1789,8 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	scratch.net_max_pool_1_y_grad = [32][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.train_cross_entropy_1_logits_1_grad = [32][4]float32{}
 	*gNetHeadB = [4]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_m_grad = [32][1]float32{}
-	scratch.train_cross_entropy_1_z_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_logp_1_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [32][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [32][1]float32{}
@@ -1853,15 +1826,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1871,10 +1835,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
@@ -1898,34 +1862,25 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 4 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
@@ -1967,7 +1922,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	for i0 := range 32 {
 		train_cross_entropy_1_m_argmax_10V := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r7 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
@@ -1977,38 +1932,29 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			if r7 != 0 {
 				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r8
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r8
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc11 := gNetHeadB[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetHeadB[i1] = acc11
 			}
 		}
@@ -2017,20 +1963,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		*gNetHeadW = [1600]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						net_head_xRow3 := &scratch.net_head_x[i0][i2][i3]
 						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						for i4 := range 16 {
-							gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
+							gNetHeadWRow[i4] += train_cross_entropy_1_logp_gradV * net_head_xRow3[i4]
 						}
 					}
 				}
@@ -2041,20 +1987,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=32 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else {
 		scratch.net_head_x_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						net_head_x_gradRow := &scratch.net_head_x_grad[i0][i2][i3]
 						for i4 := range 16 {
-							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -2092,35 +2038,14 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
 	// float32 pointwise kernel over 6400 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap15AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j32 := range 32 {
 			for j33 := range 5 {
@@ -2194,9 +2119,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j36 := range 32 {
 			for j37 := range 8 {
@@ -2208,9 +2133,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j39 := range 32 {
 			for j40 := 6; j40 < 8; j40++ {
@@ -2225,11 +2150,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap19AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
+			ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
+			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else {
 		for j44 := range 32 {
@@ -2243,11 +2168,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap20AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
+			ocannlMap19AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap20AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
+			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else {
 		for j48 := range 32 {
@@ -2341,7 +2266,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap22AVX512(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+					ocannlMap21AVX512(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2349,7 +2274,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap22AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+					ocannlMap21AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2385,9 +2310,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
@@ -2406,27 +2331,6 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 							r22 = net_max_pool_1_x_gradRow2[i3]
 						}
 						net_max_pool_1_x_1_gradRow[i3] += r22
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -2489,43 +2393,38 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
-	net_conv1_y                         [32][10][10][8]float32
-	net_max_pool_1_x_1                  [32][10][10][8]float32
-	net_max_pool_1_x                    [32][10][10][8]float32
-	net_max_pool_1_y_1                  [2][2]float32
-	net_max_pool_1_y                    [32][8][8][8]float32
-	net_conv2_y                         [32][5][5][16]float32
-	net_head_x_1                        [32][5][5][16]float32
-	net_head_x                          [32][5][5][16]float32
-	train_cross_entropy_1_logits_1      [32][4]float32
-	train_cross_entropy_1_logits        [32][4]float32
-	train_cross_entropy_1_m             [32][1]float32
-	train_cross_entropy_1_z             [32][4]float32
-	train_cross_entropy_1_logp_1        [32][4]float32
-	train_cross_entropy_1_logp_2        [32][1]float32
-	train_cross_entropy_1_logp_3        [32][1]float32
-	train_1                             [32][4]float32
-	net_conv1_y_grad                    [32][10][10][8]float32
-	net_max_pool_1_x_1_grad             [32][10][10][8]float32
-	net_max_pool_1_x_grad               [32][10][10][8]float32
-	net_max_pool_1_y_grad               [32][8][8][8]float32
-	net_conv2_y_grad                    [32][5][5][16]float32
-	net_head_x_1_grad                   [32][5][5][16]float32
-	net_head_x_grad                     [32][5][5][16]float32
-	train_cross_entropy_1_logits_1_grad [32][4]float32
-	train_cross_entropy_1_logits_grad   [32][4]float32
-	train_cross_entropy_1_m_grad        [32][1]float32
-	train_cross_entropy_1_z_grad        [32][4]float32
-	train_cross_entropy_1_logp_1_grad   [32][4]float32
-	train_cross_entropy_1_logp_2_grad   [32][1]float32
-	train_cross_entropy_1_logp_3_grad   [32][1]float32
-	train_cross_entropy_1_logp_grad     [32][4]float32
-	train_1_grad                        [32][4]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [4]float32
-	train_cross_entropy_1_m_argmax_10   [32][1]float32
-	ordinals_2                          [2][2]float32
-	net_max_pool_1_y_argmax_4           [32][5][5][8]float32
+	net_conv1_y                       [32][10][10][8]float32
+	net_max_pool_1_x_1                [32][10][10][8]float32
+	net_max_pool_1_x                  [32][10][10][8]float32
+	net_max_pool_1_y_1                [2][2]float32
+	net_max_pool_1_y                  [32][8][8][8]float32
+	net_conv2_y                       [32][5][5][16]float32
+	net_head_x_1                      [32][5][5][16]float32
+	net_head_x                        [32][5][5][16]float32
+	train_cross_entropy_1_logits_1    [32][4]float32
+	train_cross_entropy_1_logits      [32][4]float32
+	train_cross_entropy_1_m           [32][1]float32
+	train_cross_entropy_1_z           [32][4]float32
+	train_cross_entropy_1_logp_1      [32][4]float32
+	train_cross_entropy_1_logp_2      [32][1]float32
+	train_cross_entropy_1_logp_3      [32][1]float32
+	train_1                           [32][4]float32
+	net_max_pool_1_x_1_grad           [32][10][10][8]float32
+	net_max_pool_1_x_grad             [32][10][10][8]float32
+	net_max_pool_1_y_grad             [32][8][8][8]float32
+	net_head_x_1_grad                 [32][5][5][16]float32
+	net_head_x_grad                   [32][5][5][16]float32
+	train_cross_entropy_1_m_grad      [32][1]float32
+	train_cross_entropy_1_logp_1_grad [32][4]float32
+	train_cross_entropy_1_logp_2_grad [32][1]float32
+	train_cross_entropy_1_logp_3_grad [32][1]float32
+	train_cross_entropy_1_logp_grad   [32][4]float32
+	train_1_grad                      [32][4]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [4]float32
+	train_cross_entropy_1_m_argmax_10 [32][1]float32
+	ordinals_2                        [2][2]float32
+	net_max_pool_1_y_argmax_4         [32][5][5][8]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
@@ -2648,18 +2547,18 @@ func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
 		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
 		for i0 := range 4 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j24][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j24][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j24][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j24][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0+4*j24][i1][4]
+				net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0+4*j24][i1][0]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0+4*j24][i1][1]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0+4*j24][i1][2]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0+4*j24][i1][3]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0+4*j24][i1][4]
 				for i3 := range 16 {
 					acc12 := gNetConv2BiasPartialRow[i3]
+					acc12 += net_head_x_1_gradRow2[i3]
 					acc12 += net_head_x_1_gradRow3[i3]
 					acc12 += net_head_x_1_gradRow4[i3]
 					acc12 += net_head_x_1_gradRow5[i3]
 					acc12 += net_head_x_1_gradRow6[i3]
-					acc12 += net_head_x_1_gradRow7[i3]
 					gNetConv2BiasPartialRow[i3] = acc12
 				}
 			}
@@ -2685,7 +2584,7 @@ func (r12 *ocannlCNNBackwardPart3) Part(j26 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2693,7 +2592,7 @@ func (r12 *ocannlCNNBackwardPart3) Part(j26 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_conv2_y_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+4*j26][i4][i2][0], &scratch.net_head_x_1_grad[i0+4*j26][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2702,13 +2601,13 @@ func (r12 *ocannlCNNBackwardPart3) Part(j26 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+4*j26][i1][i2][i3]
+						net_head_x_1_gradV := scratch.net_head_x_1_grad[i0+4*j26][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+4*j26][i1+i4][i2+i5]
 								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+									net_max_pool_1_y_gradRow[i6] += net_head_x_1_gradV * pNetConv2KernelRow2[i6]
 								}
 							}
 						}
@@ -2738,7 +2637,7 @@ func (r13 *ocannlCNNBackwardPart4) Part(j27 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
 				}
 			}
 		}
@@ -2746,7 +2645,7 @@ func (r13 *ocannlCNNBackwardPart4) Part(j27 int) {
 		for i0 := range 4 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_conv2_y_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j27][0][i4][0][0], &scratch.net_head_x_1_grad[i0+4*j27][0][i2][0], &scratch.net_max_pool_1_y[i0+4*j27][i4][i2][0])
 				}
 			}
 		}
@@ -2755,13 +2654,13 @@ func (r13 *ocannlCNNBackwardPart4) Part(j27 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+4*j27][i1][i2][i3]
+						net_head_x_1_gradV2 := scratch.net_head_x_1_grad[i0+4*j27][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+4*j27][i1+i4][i2+i5]
 								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j27][i3][i4][i5]
 								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_head_x_1_gradV2
 								}
 							}
 						}
@@ -2789,7 +2688,7 @@ func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
 		for i0 := range 4 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap20AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2797,7 +2696,7 @@ func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
 		for i0 := range 4 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap20AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2869,23 +2768,23 @@ func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+3]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+1]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+2]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2+3]
 					for i3 := range 8 {
 						acc16 := gNetConv1BiasPartialRow[i3]
+						acc16 += net_max_pool_1_x_1_gradRow2[i3]
 						acc16 += net_max_pool_1_x_1_gradRow3[i3]
 						acc16 += net_max_pool_1_x_1_gradRow4[i3]
 						acc16 += net_max_pool_1_x_1_gradRow5[i3]
-						acc16 += net_max_pool_1_x_1_gradRow6[i3]
 						gNetConv1BiasPartialRow[i3] = acc16
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+4*j69][i1][i2]
 					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow6[i3]
 					}
 				}
 			}
@@ -2910,18 +2809,18 @@ func (r24 *ocannlCNNBackwardPart7) Part(j71 int) {
 	gNetConv1KernelPartial[j71] = [8][3][3][1]float32{}
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x4: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1KernelPartial[j71][0][0][0][0], &scratch.net_conv1_y_grad[4*j71][0][0][0], &images[4*j71][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1KernelPartial[j71][0][0][0][0], &scratch.net_max_pool_1_x_1_grad[4*j71][0][0][0], &images[4*j71][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0+4*j71][i1][i2][i3]
+						net_max_pool_1_x_1_gradV := scratch.net_max_pool_1_x_1_grad[i0+4*j71][i1][i2][i3]
 						for i4 := range 3 {
 							imagesRow2 := &images[i0+4*j71][i1+i4]
 							gNetConv1KernelPartialRow := &gNetConv1KernelPartial[j71][i3][i4]
 							for i5 := range 3 {
-								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+								gNetConv1KernelPartialRow[i5][0] += imagesRow2[i2+i5][0] * net_max_pool_1_x_1_gradV
 							}
 						}
 					}
@@ -3124,9 +3023,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]

@@ -102,7 +102,7 @@ func ocannlMap14AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
@@ -117,29 +117,23 @@ func ocannlMap18AVX512(c *float32) { panic("ocannlgen: ocannlMap18AVX512 called 
 func ocannlMap19AVX512(c *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+func ocannlMap20AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap21AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap22AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
 }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
-}
-
-// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
-
-// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -212,7 +206,7 @@ func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called 
 func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
@@ -227,26 +221,20 @@ func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called with
 func ocannlMap19AVX2(c *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
+}
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap21AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap21AVX2 called without assembly")
 }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
-}
+func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
-
-// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
-
-// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -986,22 +986,22 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv1.kernel.grad: [8 3 3 1] (let, output parameter gNetConv1Kernel)
-//	net.conv1/y.grad: [16 10 10 8] (let, local, in scratch field net_conv1_y_grad)
+//	net.conv1/y.grad: [16 10 10 8] (let, local)
 //	net.conv1.bias.grad: [8] (let, output parameter gNetConv1Bias)
 //	_net.max_pool#1/x.1.grad: [16 10 10 8] (let, local, in scratch field net_max_pool_1_x_1_grad)
 //	net.max_pool#1/x.grad: [16 10 10 8] (let, local, in scratch field net_max_pool_1_x_grad)
 //	net.max_pool#1/y.grad: [16 5 5 8] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2.kernel.grad: [16 3 3 8] (let, output parameter gNetConv2Kernel)
-//	net.conv2/y.grad: [16 5 5 16] (let, local, in scratch field net_conv2_y_grad)
+//	net.conv2/y.grad: [16 5 5 16] (let, local)
 //	net.conv2.bias.grad: [16] (let, output parameter gNetConv2Bias)
 //	_net.head/x.1.grad: [16 5 5 16] (let, local, in scratch field net_head_x_1_grad)
 //	net.head/x.grad: [16 5 5 16] (let, local, in scratch field net_head_x_grad)
 //	net.head.w.grad: [4 5 5 16] (let, output parameter gNetHeadW)
-//	_train.cross_entropy#1/logits.1.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [16 4] (let, local)
 //	net.head.b.grad: [4] (let, output parameter gNetHeadB)
-//	train.cross_entropy#1/logits.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [16 4] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [16 4] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -1162,22 +1162,17 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //
 //	# zero the gradients
 //	fill net.conv1.kernel.grad with 0
-//	fill net.conv1/y.grad with 0
 //	fill net.conv1.bias.grad with 0
 //	fill _net.max_pool#1/x.1.grad with 0
 //	fill net.max_pool#1/x.grad with 0
 //	fill net.max_pool#1/y.grad with 0
 //	fill net.conv2.kernel.grad with 0
-//	fill net.conv2/y.grad with 0
 //	fill net.conv2.bias.grad with 0
 //	fill _net.head/x.1.grad with 0
 //	fill net.head/x.grad with 0
 //	fill net.head.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -1206,10 +1201,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -1228,17 +1220,14 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	# backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@10 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@10 with 4
@@ -1251,17 +1240,14 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	# backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@10[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..3:
-//	    net.head.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.head.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 //	for i0 in 0..15:  # reduction
@@ -1269,7 +1255,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
+//	          net.head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.head/x[i0, i2, i3, i4]
 //
 //	# backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 //	for i0 in 0..15:
@@ -1277,7 +1263,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	    for i2 in 0..4:
 //	      for i3 in 0..4:
 //	        for i4 in 0..15:
-//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
 //	for i0 in 0..15:
@@ -1286,12 +1272,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	      for i3 in 0..15:
 //	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < _net.head/x.1[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        net.conv2/y.grad[i0, i1, i2, i3] += _net.head/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad (the copy elided: net.conv2/y.grad reads _net.head/x.1.grad)
 //
 //	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 //	for i0 in 0..15:  # reduction
@@ -1308,7 +1289,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.conv2/y.grad[i0, i1, i2, i3] * net.conv2.kernel[i3, i4, i5, i6]
+//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += _net.head/x.1.grad[i0, i1, i2, i3] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 //	reset padding of net.max_pool#1/y to 0
@@ -1319,7 +1300,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2/y.grad[i0, i1, i2, i3]
+//	              net.conv2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * _net.head/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 //	fill net.max_pool#1/y.argmax@4 with 4
@@ -1351,12 +1332,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	      for i3 in 0..7:
 //	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        net.conv1/y.grad[i0, i1, i2, i3] += _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad (the copy elided: net.conv1/y.grad reads _net.max_pool#1/x.1.grad)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g2 =+ g; g2 is net.conv1.bias.grad
 //	for i0 in 0..15:  # reduction
@@ -1372,7 +1348,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	      for i3 in 0..7:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1/y.grad[i0, i1, i2, i3]
+//	            net.conv1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, pNetConv1Kernel *[72]float32, pNetConv1Bias *[8]float32, pNetConv2Kernel *[1152]float32, pNetConv2Bias *[16]float32, pNetHeadW *[1600]float32, pNetHeadB *[4]float32, gNetConv1Kernel *[72]float32, gNetConv1Bias *[8]float32, gNetConv2Kernel *[1152]float32, gNetConv2Bias *[16]float32, gNetHeadW *[1600]float32, gNetHeadB *[4]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlCNNBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -1791,11 +1767,8 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	scratch.net_max_pool_1_y_grad = [16][8][8][8]float32{}
 	*gNetConv2Kernel = [1152]float32{}
 	*gNetConv2Bias = [16]float32{}
-	scratch.train_cross_entropy_1_logits_1_grad = [16][4]float32{}
 	*gNetHeadB = [4]float32{}
-	scratch.train_cross_entropy_1_logits_grad = [16][4]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_z_grad = [16][4]float32{}
 	scratch.train_cross_entropy_1_logp_1_grad = [16][4]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
@@ -1831,15 +1804,6 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		}
 	}
 
-	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1849,10 +1813,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
@@ -1876,34 +1840,25 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
@@ -1945,7 +1900,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	for i0 := range 16 {
 		train_cross_entropy_1_m_argmax_10V := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r6 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_10V {
@@ -1955,38 +1910,29 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			if r6 != 0 {
 				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r7
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX512(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc11 := gNetHeadB[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc11 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetHeadB[i1] = acc11
 			}
 		}
@@ -1995,20 +1941,20 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g1 =+ g * v2; g1 is net.head.w.grad
 	// float32 broadcast kernel M=4 N=400 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX512(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm3AVX2(&gNetHeadW[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_head_x[0][0][0][0])
 	} else {
 		*gNetHeadW = [1600]float32{}
 		for i0 := range 16 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						net_head_xRow3 := &scratch.net_head_x[i0][i2][i3]
 						gNetHeadWRow := (*[16]float32)(gNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						for i4 := range 16 {
-							gNetHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * net_head_xRow3[i4]
+							gNetHeadWRow[i4] += train_cross_entropy_1_logp_gradV * net_head_xRow3[i4]
 						}
 					}
 				}
@@ -2019,20 +1965,20 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 8 (_train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x): g2 =+ v1 * g; g2 is net.head/x.grad
 	// float32 broadcast kernel M=16 N=400 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX512(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetHeadW[0])
+		ocannlGemm4AVX2(&scratch.net_head_x_grad[0][0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetHeadW[0])
 	} else {
 		scratch.net_head_x_grad = [16][5][5][16]float32{}
 		for i0 := range 16 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 5 {
 					for i3 := range 5 {
 						pNetHeadWRow2 := (*[16]float32)(pNetHeadW[400*i1+80*i2+16*i3 : 400*i1+80*i2+16*i3+16])
 						net_head_x_gradRow := &scratch.net_head_x_grad[i0][i2][i3]
 						for i4 := range 16 {
-							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							net_head_x_gradRow[i4] += pNetHeadWRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -2070,27 +2016,6 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		}
 	}
 
-	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2_y_grad = [16][5][5][16]float32{}
-		for i0 := range 16 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][i2]
-					net_conv2_y_gradRow := &scratch.net_conv2_y_grad[i0][i1][i2]
-					for i3 := range 16 {
-						net_conv2_y_gradRow[i3] += net_head_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// float32 across-rows add reduction kernel, 400 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -2101,18 +2026,18 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		// i2 unrolled and jammed into i3.
 		for i0 := range 16 {
 			for i1 := range 5 {
-				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0][i1][0]
-				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0][i1][1]
-				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0][i1][2]
-				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0][i1][3]
-				net_head_x_1_gradRow7 := &scratch.net_head_x_1_grad[i0][i1][4]
+				net_head_x_1_gradRow2 := &scratch.net_head_x_1_grad[i0][i1][0]
+				net_head_x_1_gradRow3 := &scratch.net_head_x_1_grad[i0][i1][1]
+				net_head_x_1_gradRow4 := &scratch.net_head_x_1_grad[i0][i1][2]
+				net_head_x_1_gradRow5 := &scratch.net_head_x_1_grad[i0][i1][3]
+				net_head_x_1_gradRow6 := &scratch.net_head_x_1_grad[i0][i1][4]
 				for i3 := range 16 {
 					acc12 := gNetConv2Bias[i3]
+					acc12 += net_head_x_1_gradRow2[i3]
 					acc12 += net_head_x_1_gradRow3[i3]
 					acc12 += net_head_x_1_gradRow4[i3]
 					acc12 += net_head_x_1_gradRow5[i3]
 					acc12 += net_head_x_1_gradRow6[i3]
-					acc12 += net_head_x_1_gradRow7[i3]
 					gNetConv2Bias[i3] = acc12
 				}
 			}
@@ -2124,9 +2049,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// float32 pointwise kernel over 3200 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap14AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap14AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j28 := range 16 {
 			for j29 := range 5 {
@@ -2180,9 +2105,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 16 rows of 64 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j32 := range 16 {
 			for j33 := range 8 {
@@ -2194,9 +2119,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 	// float32 pointwise kernel over 16 rows of 128 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j35 := range 16 {
 			for j36 := 6; j36 < 8; j36++ {
@@ -2218,11 +2143,11 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// float32 pointwise kernel over 16 rows of 16 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][j42][6][0])
+			ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
+			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else {
 		for j43 := range 16 {
@@ -2313,9 +2238,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap20AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap20AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [16][10][10][8]float32{}
 		for i0 := range 16 {
@@ -2334,27 +2259,6 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 							r21 = net_max_pool_1_x_gradRow2[i3]
 						}
 						net_max_pool_1_x_1_gradRow[i3] += r21
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv1_y_grad = [16][10][10][8]float32{}
-		for i0 := range 16 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv1_y_gradRow := &scratch.net_conv1_y_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_conv1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -2383,23 +2287,21 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
-
 	// float32 m-vector kernel M=8 N=3x3 K=10x10x16: AVX2 8x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
-
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv1Kernel[0], &scratch.net_conv1_y_grad[0][0][0][0], &images[0][0][0][0])
+		ocannlGemm7AVX2(&gNetConv1Kernel[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
 		*gNetConv1Kernel = [72]float32{}
 		for i0 := range 16 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					for i3 := range 8 {
-						net_conv1_y_gradV := scratch.net_conv1_y_grad[i0][i1][i2][i3]
+						net_max_pool_1_x_1_gradV := scratch.net_max_pool_1_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							imagesRow2 := &images[i0][i1+i4]
 							gNetConv1KernelRow := (*[3]float32)(gNetConv1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
-								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv1_y_gradV
+								gNetConv1KernelRow[i5] += imagesRow2[i2+i5][0] * net_max_pool_1_x_1_gradV
 							}
 						}
 					}
@@ -2412,43 +2314,38 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 // ocannlCNNBackwardScratch holds the local arrays of ocannlCNNBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
-	net_conv1_y                         [16][10][10][8]float32
-	net_max_pool_1_x_1                  [16][10][10][8]float32
-	net_max_pool_1_x                    [16][10][10][8]float32
-	net_max_pool_1_y_1                  [2][2]float32
-	net_max_pool_1_y                    [16][8][8][8]float32
-	net_conv2_y                         [16][5][5][16]float32
-	net_head_x_1                        [16][5][5][16]float32
-	net_head_x                          [16][5][5][16]float32
-	train_cross_entropy_1_logits_1      [16][4]float32
-	train_cross_entropy_1_logits        [16][4]float32
-	train_cross_entropy_1_m             [16][1]float32
-	train_cross_entropy_1_z             [16][4]float32
-	train_cross_entropy_1_logp_1        [16][4]float32
-	train_cross_entropy_1_logp_2        [16][1]float32
-	train_cross_entropy_1_logp_3        [16][1]float32
-	train_1                             [16][4]float32
-	net_conv1_y_grad                    [16][10][10][8]float32
-	net_max_pool_1_x_1_grad             [16][10][10][8]float32
-	net_max_pool_1_x_grad               [16][10][10][8]float32
-	net_max_pool_1_y_grad               [16][8][8][8]float32
-	net_conv2_y_grad                    [16][5][5][16]float32
-	net_head_x_1_grad                   [16][5][5][16]float32
-	net_head_x_grad                     [16][5][5][16]float32
-	train_cross_entropy_1_logits_1_grad [16][4]float32
-	train_cross_entropy_1_logits_grad   [16][4]float32
-	train_cross_entropy_1_m_grad        [16][1]float32
-	train_cross_entropy_1_z_grad        [16][4]float32
-	train_cross_entropy_1_logp_1_grad   [16][4]float32
-	train_cross_entropy_1_logp_2_grad   [16][1]float32
-	train_cross_entropy_1_logp_3_grad   [16][1]float32
-	train_cross_entropy_1_logp_grad     [16][4]float32
-	train_1_grad                        [16][4]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [4]float32
-	train_cross_entropy_1_m_argmax_10   [16][1]float32
-	ordinals_2                          [2][2]float32
-	net_max_pool_1_y_argmax_4           [16][5][5][8]float32
+	net_conv1_y                       [16][10][10][8]float32
+	net_max_pool_1_x_1                [16][10][10][8]float32
+	net_max_pool_1_x                  [16][10][10][8]float32
+	net_max_pool_1_y_1                [2][2]float32
+	net_max_pool_1_y                  [16][8][8][8]float32
+	net_conv2_y                       [16][5][5][16]float32
+	net_head_x_1                      [16][5][5][16]float32
+	net_head_x                        [16][5][5][16]float32
+	train_cross_entropy_1_logits_1    [16][4]float32
+	train_cross_entropy_1_logits      [16][4]float32
+	train_cross_entropy_1_m           [16][1]float32
+	train_cross_entropy_1_z           [16][4]float32
+	train_cross_entropy_1_logp_1      [16][4]float32
+	train_cross_entropy_1_logp_2      [16][1]float32
+	train_cross_entropy_1_logp_3      [16][1]float32
+	train_1                           [16][4]float32
+	net_max_pool_1_x_1_grad           [16][10][10][8]float32
+	net_max_pool_1_x_grad             [16][10][10][8]float32
+	net_max_pool_1_y_grad             [16][8][8][8]float32
+	net_head_x_1_grad                 [16][5][5][16]float32
+	net_head_x_grad                   [16][5][5][16]float32
+	train_cross_entropy_1_m_grad      [16][1]float32
+	train_cross_entropy_1_logp_1_grad [16][4]float32
+	train_cross_entropy_1_logp_2_grad [16][1]float32
+	train_cross_entropy_1_logp_3_grad [16][1]float32
+	train_cross_entropy_1_logp_grad   [16][4]float32
+	train_1_grad                      [16][4]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [4]float32
+	train_cross_entropy_1_m_argmax_10 [16][1]float32
+	ordinals_2                        [2][2]float32
+	net_max_pool_1_y_argmax_4         [16][5][5][8]float32
 }
 
 // ocannlCNNBackwardPart0 is the task record of a loop nest of ocannlCNNBackward that runs in 5 parts, one
@@ -2516,7 +2413,7 @@ func (r10 *ocannlCNNBackwardPart1) Part(j22 int) {
 		for i0 := range 2 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+2*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+2*j22][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX512(&scratch.net_max_pool_1_y_grad[i0+2*j22][i4][i2][0], &scratch.net_head_x_1_grad[i0+2*j22][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2524,7 +2421,7 @@ func (r10 *ocannlCNNBackwardPart1) Part(j22 int) {
 		for i0 := range 2 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+2*j22][i4][i2][0], &scratch.net_conv2_y_grad[i0+2*j22][0][i2][0], &pNetConv2Kernel[24*i4])
+					ocannlGemm5AVX2(&scratch.net_max_pool_1_y_grad[i0+2*j22][i4][i2][0], &scratch.net_head_x_1_grad[i0+2*j22][0][i2][0], &pNetConv2Kernel[24*i4])
 				}
 			}
 		}
@@ -2533,13 +2430,13 @@ func (r10 *ocannlCNNBackwardPart1) Part(j22 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV := scratch.net_conv2_y_grad[i0+2*j22][i1][i2][i3]
+						net_head_x_1_gradV := scratch.net_head_x_1_grad[i0+2*j22][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2KernelRow2 := (*[8]float32)(pNetConv2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+2*j22][i1+i4][i2+i5]
 								for i6 := range 8 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2_y_gradV * pNetConv2KernelRow2[i6]
+									net_max_pool_1_y_gradRow[i6] += net_head_x_1_gradV * pNetConv2KernelRow2[i6]
 								}
 							}
 						}
@@ -2569,7 +2466,7 @@ func (r11 *ocannlCNNBackwardPart2) Part(j23 int) {
 		for i0 := range 2 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX512(&gNetConv2KernelPartial[j23][0][i4][0][0], &scratch.net_conv2_y_grad[i0+2*j23][0][i2][0], &scratch.net_max_pool_1_y[i0+2*j23][i4][i2][0])
+					ocannlGemm6AVX512(&gNetConv2KernelPartial[j23][0][i4][0][0], &scratch.net_head_x_1_grad[i0+2*j23][0][i2][0], &scratch.net_max_pool_1_y[i0+2*j23][i4][i2][0])
 				}
 			}
 		}
@@ -2577,7 +2474,7 @@ func (r11 *ocannlCNNBackwardPart2) Part(j23 int) {
 		for i0 := range 2 {
 			for i2 := range 5 {
 				for i4 := range 3 {
-					ocannlGemm6AVX2(&gNetConv2KernelPartial[j23][0][i4][0][0], &scratch.net_conv2_y_grad[i0+2*j23][0][i2][0], &scratch.net_max_pool_1_y[i0+2*j23][i4][i2][0])
+					ocannlGemm6AVX2(&gNetConv2KernelPartial[j23][0][i4][0][0], &scratch.net_head_x_1_grad[i0+2*j23][0][i2][0], &scratch.net_max_pool_1_y[i0+2*j23][i4][i2][0])
 				}
 			}
 		}
@@ -2586,13 +2483,13 @@ func (r11 *ocannlCNNBackwardPart2) Part(j23 int) {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					for i3 := range 16 {
-						net_conv2_y_gradV2 := scratch.net_conv2_y_grad[i0+2*j23][i1][i2][i3]
+						net_head_x_1_gradV2 := scratch.net_head_x_1_grad[i0+2*j23][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0+2*j23][i1+i4][i2+i5]
 								gNetConv2KernelPartialRow := &gNetConv2KernelPartial[j23][i3][i4][i5]
 								for i6 := range 8 {
-									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2_y_gradV2
+									gNetConv2KernelPartialRow[i6] += net_max_pool_1_yRow3[i6] * net_head_x_1_gradV2
 								}
 							}
 						}
@@ -2620,7 +2517,7 @@ func (r16 *ocannlCNNBackwardPart3) Part(j47 int) {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap19AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap18AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2628,7 +2525,7 @@ func (r16 *ocannlCNNBackwardPart3) Part(j47 int) {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap19AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap18AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2692,7 +2589,7 @@ func (r19 *ocannlCNNBackwardPart4) Part(j63 int) {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap20AVX512(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
+					ocannlMap19AVX512(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
 				}
 			}
 		}
@@ -2700,7 +2597,7 @@ func (r19 *ocannlCNNBackwardPart4) Part(j63 int) {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap20AVX2(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
+					ocannlMap19AVX2(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
 				}
 			}
 		}
@@ -2758,23 +2655,23 @@ func (r22 *ocannlCNNBackwardPart5) Part(j64 int) {
 		for i0 := range 2 {
 			for i1 := range 10 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+3]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+1]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+2]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2+3]
 					for i3 := range 8 {
 						acc15 := gNetConv1BiasPartialRow[i3]
+						acc15 += net_max_pool_1_x_1_gradRow2[i3]
 						acc15 += net_max_pool_1_x_1_gradRow3[i3]
 						acc15 += net_max_pool_1_x_1_gradRow4[i3]
 						acc15 += net_max_pool_1_x_1_gradRow5[i3]
-						acc15 += net_max_pool_1_x_1_gradRow6[i3]
 						gNetConv1BiasPartialRow[i3] = acc15
 					}
 				}
 				for i2 := 8; i2 < 10; i2++ {
-					net_max_pool_1_x_1_gradRow7 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2]
+					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0+2*j64][i1][i2]
 					for i3 := range 8 {
-						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow7[i3]
+						gNetConv1BiasPartialRow[i3] += net_max_pool_1_x_1_gradRow6[i3]
 					}
 				}
 			}
@@ -2975,9 +2872,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap27AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap27AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]
@@ -3062,9 +2959,9 @@ func (r3 *ocannlCNNPredictPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap21AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap21AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3178,9 +3075,9 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	scratch := r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+		ocannlMap22AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+		ocannlMap22AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else {
 		for j6 := range 32 {
 			for j7 := range 8 {
@@ -3192,9 +3089,9 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+		ocannlMap23AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+		ocannlMap23AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else {
 		for j9 := range 32 {
 			for j10 := 6; j10 < 8; j10++ {
@@ -3209,11 +3106,11 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap26AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+			ocannlMap24AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap26AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+			ocannlMap24AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else {
 		for j14 := range 32 {
@@ -3227,11 +3124,11 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap27AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+			ocannlMap25AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap27AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+			ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}
 	} else {
 		for j18 := range 32 {
@@ -3311,9 +3208,9 @@ func (r9 *ocannlCNNPredictPart6) Part(j23 int) {
 	pNetConv2Bias, scratch := r9.pNetConv2Bias, r9.scratch
 	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap26AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap26AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {

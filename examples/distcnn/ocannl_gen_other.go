@@ -114,7 +114,7 @@ func ocannlMap13AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+func ocannlMap14AVX512(c *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX512(c *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
@@ -126,15 +126,17 @@ func ocannlMap16AVX512(c *float32) { panic("ocannlgen: ocannlMap16AVX512 called 
 func ocannlMap17AVX512(c *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+func ocannlMap18AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap20AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
 }
 
@@ -144,12 +146,10 @@ func ocannlMap21AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
-}
+func ocannlMap23AVX512(c *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
@@ -158,19 +158,13 @@ func ocannlMap24AVX512(c *float32) { panic("ocannlgen: ocannlMap24AVX512 called 
 func ocannlMap25AVX512(c *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
-
-// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
-
-// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+func ocannlMap26AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
 }
 
-// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -249,7 +243,7 @@ func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called 
 func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX2(c *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
@@ -261,26 +255,26 @@ func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called with
 func ocannlMap17AVX2(c *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
+}
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap19AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
 }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap20AVX2 called without assembly")
-}
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -289,16 +283,10 @@ func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called with
 func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
-
-// ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
-
-// ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -794,12 +794,10 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
@@ -858,10 +856,7 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..31:  # reduction
@@ -872,23 +867,20 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..31:  # reduction
@@ -899,7 +891,7 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..1:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * points[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * points[i0, i2]
 func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, gNetW1 *[32]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[16]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1_2 [32][16]float32
@@ -913,10 +905,8 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	var train_hinge_1_margin_2 [32][1]float32
 	var train_hinge_1_margin [32][1]float32
 	var train_1 [1]float32
-	var net_a1_1_grad [32][16]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
-	var net_a2_1_grad [32][16]float32
 	var net_a2_2_grad [32][16]float32
 	var net_a2_grad [32][16]float32
 	var train_hinge_1_scores_1_grad [32][1]float32
@@ -1226,22 +1216,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 16 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1251,16 +1225,16 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc7 := gNetB2[i1]
+				acc7 += net_a2_2_gradRow2[i1]
 				acc7 += net_a2_2_gradRow3[i1]
 				acc7 += net_a2_2_gradRow4[i1]
 				acc7 += net_a2_2_gradRow5[i1]
-				acc7 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc7
 			}
 		}
@@ -1269,18 +1243,18 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm2AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm2AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -1289,28 +1263,28 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=32 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm3AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm3AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc8 := net_a1_gradRow[i2]
-					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc8
 				}
 			}
@@ -1342,22 +1316,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 16 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1367,16 +1325,16 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc9 := gNetB1[i1]
+				acc9 += net_a1_2_gradRow2[i1]
 				acc9 += net_a1_2_gradRow3[i1]
 				acc9 += net_a1_2_gradRow4[i1]
 				acc9 += net_a1_2_gradRow5[i1]
-				acc9 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc9
 			}
 		}
@@ -1386,20 +1344,20 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// float32 across-rows add reduction kernel, 32 rows of 2 elements into 2 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 16 {
-			ocannlReduce4AVX512(&gNetW1[2*i1], &net_a1_1_grad[0][i1], &points[0][0])
+			ocannlReduce4AVX512(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 16 {
-			ocannlReduce4AVX2(&gNetW1[2*i1], &net_a1_1_grad[0][i1], &points[0][0])
+			ocannlReduce4AVX2(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
 		}
 	} else {
 		for i0 := range 32 {
 			pointsRow2 := &points[i0]
 			for i1 := range 16 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[2]float32)(gNetW1[2*i1 : 2*i1+2])
 				for i2 := range 2 {
-					gNetW1Row[i2] += net_a1_1_gradV * pointsRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * pointsRow2[i2]
 				}
 			}
 		}
@@ -1668,9 +1626,9 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	// predict = pointwise "+" of _predict.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
+		ocannlMap5AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
+		ocannlMap5AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {
@@ -2110,9 +2068,9 @@ func ocannlMoonsScore_rows256(points *[256][2]float32, pNetW1 *[32]float32, pNet
 	// score = pointwise "+" of _score.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+		ocannlMap5AVX512(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+		ocannlMap5AVX2(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {
@@ -2375,9 +2333,9 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 128 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2416,9 +2374,9 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 128 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -2543,9 +2501,9 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap7AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap7AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 64 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2584,9 +2542,9 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap7AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap7AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 64 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -2879,9 +2837,9 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2920,9 +2878,9 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap8AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap8AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]

@@ -81,12 +81,12 @@ func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32)
+func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
@@ -100,11 +100,6 @@ func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //
@@ -221,12 +216,12 @@ func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32, x0 *float32)
+func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap6AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
@@ -240,11 +235,6 @@ func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //

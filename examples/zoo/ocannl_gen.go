@@ -5673,33 +5673,33 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d_valid#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2dValid1Kernel)
-//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local, in scratch field net_conv2d_valid_1_y_grad)
+//	net.conv2d_valid#1/y.grad: [4 12 12 4] (let, local)
 //	net.conv2d_valid#1.bias.grad: [4] (let, output parameter gNetConv2dValid1Bias)
 //	_net.max_pool#1/x.1.grad: [4 12 12 4] (let, local, in scratch field net_max_pool_1_x_1_grad)
 //	net.max_pool#1/x.grad: [4 12 12 4] (let, local, in scratch field net_max_pool_1_x_grad)
 //	net.max_pool#1/y.grad: [4 6 6 4] (let, local, in scratch field net_max_pool_1_y_grad)
 //	net.conv2d_valid#2.kernel.grad: [6 3 3 4] (let, output parameter gNetConv2dValid2Kernel)
-//	net.conv2d_valid#2/y.grad: [4 4 4 6] (let, local, in scratch field net_conv2d_valid_2_y_grad)
+//	net.conv2d_valid#2/y.grad: [4 4 4 6] (let, local)
 //	net.conv2d_valid#2.bias.grad: [6] (let, output parameter gNetConv2dValid2Bias)
 //	_net.max_pool#2/x.1.grad: [4 4 4 6] (let, local, in scratch field net_max_pool_2_x_1_grad)
 //	net.max_pool#2/x.grad: [4 4 4 6] (let, local, in scratch field net_max_pool_2_x_grad)
 //	net.max_pool#2/y.grad: [4 2 2 6] (let, local, in scratch field net_max_pool_2_y_grad)
 //	net.dense#2.w.grad: [16 2 2 6] (let, output parameter gNetDense2W)
-//	_net.dense#1/x.1.grad: [4 16] (let, local, in scratch field net_dense_1_x_1_grad)
+//	_net.dense#1/x.1.grad: [4 16] (let, local)
 //	net.dense#2.b.grad: [16] (let, output parameter gNetDense2B)
 //	_net.dense#1/x.2.grad: [4 16] (let, local, in scratch field net_dense_1_x_2_grad)
 //	net.dense#1/x.grad: [4 16] (let, local, in scratch field net_dense_1_x_grad)
 //	net.dense#1.w.grad: [12 16] (let, output parameter gNetDense1W)
-//	_net.linear#1/x.1.grad: [4 12] (let, local, in scratch field net_linear_1_x_1_grad)
+//	_net.linear#1/x.1.grad: [4 12] (let, local)
 //	net.dense#1.b.grad: [12] (let, output parameter gNetDense1B)
 //	_net.linear#1/x.2.grad: [4 12] (let, local, in scratch field net_linear_1_x_2_grad)
 //	net.linear#1/x.grad: [4 12] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 12] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -5912,33 +5912,26 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //
 //	# zero the gradients
 //	fill net.conv2d_valid#1.kernel.grad with 0
-//	fill net.conv2d_valid#1/y.grad with 0
 //	fill net.conv2d_valid#1.bias.grad with 0
 //	fill _net.max_pool#1/x.1.grad with 0
 //	fill net.max_pool#1/x.grad with 0
 //	fill net.max_pool#1/y.grad with 0
 //	fill net.conv2d_valid#2.kernel.grad with 0
-//	fill net.conv2d_valid#2/y.grad with 0
 //	fill net.conv2d_valid#2.bias.grad with 0
 //	fill _net.max_pool#2/x.1.grad with 0
 //	fill net.max_pool#2/x.grad with 0
 //	fill net.max_pool#2/y.grad with 0
 //	fill net.dense#2.w.grad with 0
-//	fill _net.dense#1/x.1.grad with 0
 //	fill net.dense#2.b.grad with 0
 //	fill _net.dense#1/x.2.grad with 0
 //	fill net.dense#1/x.grad with 0
 //	fill net.dense#1.w.grad with 0
-//	fill _net.linear#1/x.1.grad with 0
 //	fill net.dense#1.b.grad with 0
 //	fill _net.linear#1/x.2.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5967,10 +5960,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -5989,17 +5979,14 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@18 with 3
@@ -6012,39 +5999,33 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..11:
-//	      net.linear#1.w.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.linear#1/x[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..11:
-//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    _net.linear#1/x.2.grad[i0, i1] += where(0 < _net.linear#1/x.2[i0, i1], net.linear#1/x.grad[i0, i1], 0)
 //
-//	# backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _net.linear#1/x.1.grad[i0, i1] += _net.linear#1/x.2.grad[i0, i1]
+//	# backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad (the copy elided: _net.linear#1/x.1.grad reads _net.linear#1/x.2.grad)
 //
 //	# backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 //	for i0 in 0..3:  # reduction
@@ -6055,23 +6036,20 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:
 //	    for i2 in 0..15:
-//	      net.dense#1.w.grad[i1, i2] += _net.linear#1/x.1.grad[i0, i1] * net.dense#1/x[i0, i2]
+//	      net.dense#1.w.grad[i1, i2] += _net.linear#1/x.2.grad[i0, i1] * net.dense#1/x[i0, i2]
 //
 //	# backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g2 =+ v1 * g; g2 is net.dense#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:  # reduction
 //	    for i2 in 0..15:
-//	      net.dense#1/x.grad[i0, i2] += net.dense#1.w[i1, i2] * _net.linear#1/x.1.grad[i0, i1]
+//	      net.dense#1/x.grad[i0, i2] += net.dense#1.w[i1, i2] * _net.linear#1/x.2.grad[i0, i1]
 //
 //	# backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net.dense#1/x.2.grad[i0, i1] += where(0 < _net.dense#1/x.2[i0, i1], net.dense#1/x.grad[i0, i1], 0)
 //
-//	# backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net.dense#1/x.1.grad[i0, i1] += _net.dense#1/x.2.grad[i0, i1]
+//	# backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad (the copy elided: _net.dense#1/x.1.grad reads _net.dense#1/x.2.grad)
 //
 //	# backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g2 =+ g; g2 is net.dense#2.b.grad
 //	for i0 in 0..3:  # reduction
@@ -6084,7 +6062,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.dense#2.w.grad[i1, i2, i3, i4] += _net.dense#1/x.1.grad[i0, i1] * net.max_pool#2/y[i0, i2, i3, i4]
+//	          net.dense#2.w.grad[i1, i2, i3, i4] += _net.dense#1/x.2.grad[i0, i1] * net.max_pool#2/y[i0, i2, i3, i4]
 //
 //	# backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g2 =+ v1 * g; g2 is net.max_pool#2/y.grad
 //	for i0 in 0..3:
@@ -6092,7 +6070,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.max_pool#2/y.grad[i0, i2, i3, i4] += net.dense#2.w[i1, i2, i3, i4] * _net.dense#1/x.1.grad[i0, i1]
+//	          net.max_pool#2/y.grad[i0, i2, i3, i4] += net.dense#2.w[i1, i2, i3, i4] * _net.dense#1/x.2.grad[i0, i1]
 //
 //	# backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): net.max_pool#2/y.argmax@9 = 4 (no winner yet)
 //	fill net.max_pool#2/y.argmax@9 with 4
@@ -6122,12 +6100,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	      for i3 in 0..5:
 //	        _net.max_pool#2/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#2/x.1[i0, i1, i2, i3], net.max_pool#2/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        net.conv2d_valid#2/y.grad[i0, i1, i2, i3] += _net.max_pool#2/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad (the copy elided: net.conv2d_valid#2/y.grad reads _net.max_pool#2/x.1.grad)
 //
 //	# backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
 //	for i0 in 0..3:  # reduction
@@ -6144,7 +6117,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.conv2d_valid#2/y.grad[i0, i1, i2, i3] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
+//	              net.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += _net.max_pool#2/x.1.grad[i0, i1, i2, i3] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 //	for i0 in 0..3:  # reduction
@@ -6154,7 +6127,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.conv2d_valid#2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2d_valid#2/y.grad[i0, i1, i2, i3]
+//	              net.conv2d_valid#2.kernel.grad[i3, i4, i5, i6] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * _net.max_pool#2/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 //	fill net.max_pool#1/y.argmax@4 with 4
@@ -6184,12 +6157,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	      for i3 in 0..3:
 //	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..3:
-//	        net.conv2d_valid#1/y.grad[i0, i1, i2, i3] += _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad (the copy elided: net.conv2d_valid#1/y.grad reads _net.max_pool#1/x.1.grad)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
 //	for i0 in 0..3:  # reduction
@@ -6205,7 +6173,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	      for i3 in 0..3:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            net.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1/y.grad[i0, i1, i2, i3]
+//	            net.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * _net.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, pNetConv2dValid1Kernel *[36]float64, pNetConv2dValid1Bias *[4]float64, pNetConv2dValid2Kernel *[216]float64, pNetConv2dValid2Bias *[6]float64, pNetDense2W *[384]float64, pNetDense2B *[16]float64, pNetDense1W *[192]float64, pNetDense1B *[12]float64, pNetLinear1W *[36]float64, pNetLinear1B *[3]float64, gNetConv2dValid1Kernel *[36]float64, gNetConv2dValid1Bias *[4]float64, gNetConv2dValid2Kernel *[216]float64, gNetConv2dValid2Bias *[6]float64, gNetDense2W *[384]float64, gNetDense2B *[16]float64, gNetDense1W *[192]float64, gNetDense1B *[12]float64, gNetLinear1W *[36]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlLeNetBackwardScratch) {
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -6625,19 +6593,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	*gNetConv2dValid2Kernel = [216]float64{}
 	*gNetConv2dValid2Bias = [6]float64{}
 	scratch.net_max_pool_2_x_grad = [4][4][4][6]float64{}
-	scratch.net_dense_1_x_1_grad = [4][16]float64{}
 	*gNetDense2B = [16]float64{}
 	scratch.net_dense_1_x_2_grad = [4][16]float64{}
-	scratch.net_linear_1_x_1_grad = [4][12]float64{}
 	*gNetDense1B = [12]float64{}
 	scratch.net_linear_1_x_2_grad = [4][12]float64{}
 	scratch.net_linear_1_x_grad = [4][12]float64{}
 	*gNetLinear1W = [36]float64{}
-	scratch.train_cross_entropy_1_logits_1_grad = [4][3]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
@@ -6673,22 +6636,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
@@ -6711,28 +6665,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc12 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
@@ -6766,7 +6711,7 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r11 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
@@ -6776,31 +6721,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			if r11 != 0 {
 				r12 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r12
-		}
-	}
-
-	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r12
 		}
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[3]
 	for i1 := range 3 {
 		acc14 := gNetLinear1B[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetLinear1B[i1] = acc14
 	}
 
@@ -6808,20 +6744,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce1AVX512(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_linear_1_x[0][0])
+			ocannlReduce1AVX512(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_linear_1_x[0][0])
+			ocannlReduce1AVX2(&gNetLinear1W[12*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetLinear1WRow := (*[12]float64)(gNetLinear1W[12*i1 : 12*i1+12])
 				for i2 := range 12 {
-					gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
+					gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i2]
 				}
 			}
 		}
@@ -6831,11 +6767,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 across-rows add reduction kernel, 3 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce2AVX512(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&scratch.net_linear_1_x_grad[i0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6844,14 +6780,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		pNetLinear1WRow4 := (*[12]float64)(pNetLinear1W[24:36])
 		for i0 := range 4 {
 			net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
+			train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 12 {
 				acc15 := net_linear_1_x_gradRow[i2]
-				acc15 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc15 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc15 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+				acc15 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+				acc15 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+				acc15 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 				net_linear_1_x_gradRow[i2] = acc15
 			}
 		}
@@ -6875,15 +6811,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
-	for i0 := range 4 {
-		net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0]
-		net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0]
-		for i1 := range 12 {
-			net_linear_1_x_1_gradRow[i1] += net_linear_1_x_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6892,16 +6819,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		ocannlReduce3AVX2(&gNetDense1B[0], &scratch.net_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[0]
-		net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[1]
-		net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[2]
-		net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[3]
+		net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[0]
+		net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[1]
+		net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[2]
+		net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[3]
 		for i1 := range 12 {
 			acc16 := gNetDense1B[i1]
+			acc16 += net_linear_1_x_2_gradRow2[i1]
 			acc16 += net_linear_1_x_2_gradRow3[i1]
 			acc16 += net_linear_1_x_2_gradRow4[i1]
 			acc16 += net_linear_1_x_2_gradRow5[i1]
-			acc16 += net_linear_1_x_2_gradRow6[i1]
 			gNetDense1B[i1] = acc16
 		}
 	}
@@ -6909,18 +6836,18 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&gNetDense1W[0], &scratch.net_linear_1_x_1_grad[0][0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm3AVX512(&gNetDense1W[0], &scratch.net_linear_1_x_2_grad[0][0], &scratch.net_dense_1_x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&gNetDense1W[0], &scratch.net_linear_1_x_1_grad[0][0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm3AVX2(&gNetDense1W[0], &scratch.net_linear_1_x_2_grad[0][0], &scratch.net_dense_1_x[0][0])
 	} else {
 		*gNetDense1W = [192]float64{}
 		for i0 := range 4 {
 			net_dense_1_xRow3 := &scratch.net_dense_1_x[i0]
 			for i1 := range 12 {
-				net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1]
+				net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1]
 				gNetDense1WRow := (*[16]float64)(gNetDense1W[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetDense1WRow[i2] += net_linear_1_x_1_gradV * net_dense_1_xRow3[i2]
+					gNetDense1WRow[i2] += net_linear_1_x_2_gradV * net_dense_1_xRow3[i2]
 				}
 			}
 		}
@@ -6929,9 +6856,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 13 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x): g2 =+ v1 * g; g2 is net.dense#1/x.grad
 	// float64 broadcast kernel M=4 N=16 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+		ocannlGemm4AVX512(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_2_grad[0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_1_grad[0][0], &pNetDense1W[0])
+		ocannlGemm4AVX2(&scratch.net_dense_1_x_grad[0][0], &scratch.net_linear_1_x_2_grad[0][0], &pNetDense1W[0])
 	} else {
 		scratch.net_dense_1_x_grad = [4][16]float64{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -6939,19 +6866,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			net_dense_1_x_gradRow := &scratch.net_dense_1_x_grad[i0]
 			for i1 := 0; i1 < 12; i1 += 4 {
 				pNetDense1WRow2 := (*[16]float64)(pNetDense1W[16*i1 : 16*i1+16])
-				net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0][i1]
+				net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0][i1]
 				pNetDense1WRow3 := (*[16]float64)(pNetDense1W[16*i1+16 : 16*i1+32])
-				net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0][i1+1]
+				net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0][i1+1]
 				pNetDense1WRow4 := (*[16]float64)(pNetDense1W[16*i1+32 : 16*i1+48])
-				net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0][i1+2]
+				net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0][i1+2]
 				pNetDense1WRow5 := (*[16]float64)(pNetDense1W[16*i1+48 : 16*i1+64])
-				net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0][i1+3]
+				net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc17 := net_dense_1_x_gradRow[i2]
-					acc17 += pNetDense1WRow2[i2] * net_linear_1_x_1_gradV2
-					acc17 += pNetDense1WRow3[i2] * net_linear_1_x_1_gradV3
-					acc17 += pNetDense1WRow4[i2] * net_linear_1_x_1_gradV4
-					acc17 += pNetDense1WRow5[i2] * net_linear_1_x_1_gradV5
+					acc17 += pNetDense1WRow2[i2] * net_linear_1_x_2_gradV2
+					acc17 += pNetDense1WRow3[i2] * net_linear_1_x_2_gradV3
+					acc17 += pNetDense1WRow4[i2] * net_linear_1_x_2_gradV4
+					acc17 += pNetDense1WRow5[i2] * net_linear_1_x_2_gradV5
 					net_dense_1_x_gradRow[i2] = acc17
 				}
 			}
@@ -6976,15 +6903,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad
-	for i0 := range 4 {
-		net_dense_1_x_2_gradRow2 := &scratch.net_dense_1_x_2_grad[i0]
-		net_dense_1_x_1_gradRow := &scratch.net_dense_1_x_1_grad[i0]
-		for i1 := range 16 {
-			net_dense_1_x_1_gradRow[i1] += net_dense_1_x_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g2 =+ g; g2 is net.dense#2.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6993,16 +6911,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		ocannlReduce4AVX2(&gNetDense2B[0], &scratch.net_dense_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_dense_1_x_2_gradRow3 := &scratch.net_dense_1_x_2_grad[0]
-		net_dense_1_x_2_gradRow4 := &scratch.net_dense_1_x_2_grad[1]
-		net_dense_1_x_2_gradRow5 := &scratch.net_dense_1_x_2_grad[2]
-		net_dense_1_x_2_gradRow6 := &scratch.net_dense_1_x_2_grad[3]
+		net_dense_1_x_2_gradRow2 := &scratch.net_dense_1_x_2_grad[0]
+		net_dense_1_x_2_gradRow3 := &scratch.net_dense_1_x_2_grad[1]
+		net_dense_1_x_2_gradRow4 := &scratch.net_dense_1_x_2_grad[2]
+		net_dense_1_x_2_gradRow5 := &scratch.net_dense_1_x_2_grad[3]
 		for i1 := range 16 {
 			acc18 := gNetDense2B[i1]
+			acc18 += net_dense_1_x_2_gradRow2[i1]
 			acc18 += net_dense_1_x_2_gradRow3[i1]
 			acc18 += net_dense_1_x_2_gradRow4[i1]
 			acc18 += net_dense_1_x_2_gradRow5[i1]
-			acc18 += net_dense_1_x_2_gradRow6[i1]
 			gNetDense2B[i1] = acc18
 		}
 	}
@@ -7010,20 +6928,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g1 =+ g * v2; g1 is net.dense#2.w.grad
 	// float64 broadcast kernel M=16 N=24 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&gNetDense2W[0], &scratch.net_dense_1_x_1_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm5AVX512(&gNetDense2W[0], &scratch.net_dense_1_x_2_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&gNetDense2W[0], &scratch.net_dense_1_x_1_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm5AVX2(&gNetDense2W[0], &scratch.net_dense_1_x_2_grad[0][0], &scratch.net_max_pool_2_y[0][0][0][0])
 	} else {
 		*gNetDense2W = [384]float64{}
 		for i0 := range 4 {
 			for i1 := range 16 {
-				net_dense_1_x_1_gradV := scratch.net_dense_1_x_1_grad[i0][i1]
+				net_dense_1_x_2_gradV := scratch.net_dense_1_x_2_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						net_max_pool_2_yRow3 := &scratch.net_max_pool_2_y[i0][i2][i3]
 						gNetDense2WRow := (*[6]float64)(gNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						for i4 := range 6 {
-							gNetDense2WRow[i4] += net_dense_1_x_1_gradV * net_max_pool_2_yRow3[i4]
+							gNetDense2WRow[i4] += net_dense_1_x_2_gradV * net_max_pool_2_yRow3[i4]
 						}
 					}
 				}
@@ -7034,20 +6952,20 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 10 (_net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y): g2 =+ v1 * g; g2 is net.max_pool#2/y.grad
 	// float64 broadcast kernel M=4 N=24 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+		ocannlGemm6AVX512(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_2_grad[0][0], &pNetDense2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_1_grad[0][0], &pNetDense2W[0])
+		ocannlGemm6AVX2(&scratch.net_max_pool_2_y_grad[0][0][0][0], &scratch.net_dense_1_x_2_grad[0][0], &pNetDense2W[0])
 	} else {
 		scratch.net_max_pool_2_y_grad = [4][2][2][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 16 {
-				net_dense_1_x_1_gradV2 := scratch.net_dense_1_x_1_grad[i0][i1]
+				net_dense_1_x_2_gradV2 := scratch.net_dense_1_x_2_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetDense2WRow2 := (*[6]float64)(pNetDense2W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						net_max_pool_2_y_gradRow := &scratch.net_max_pool_2_y_grad[i0][i2][i3]
 						for i4 := range 6 {
-							net_max_pool_2_y_gradRow[i4] += pNetDense2WRow2[i4] * net_dense_1_x_1_gradV2
+							net_max_pool_2_y_gradRow[i4] += pNetDense2WRow2[i4] * net_dense_1_x_2_gradV2
 						}
 					}
 				}
@@ -7179,27 +7097,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_max_pool_2_x_1_gradRow2 := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_2_y_gradRow := &scratch.net_conv2d_valid_2_y_grad[i0][i1][i2]
-					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradRow[i3] += net_max_pool_2_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g2 =+ g; g2 is net.conv2d_valid#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7210,16 +7107,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_max_pool_2_x_1_gradRow3 := &scratch.net_max_pool_2_x_1_grad[i0][i1][0]
-				net_max_pool_2_x_1_gradRow4 := &scratch.net_max_pool_2_x_1_grad[i0][i1][1]
-				net_max_pool_2_x_1_gradRow5 := &scratch.net_max_pool_2_x_1_grad[i0][i1][2]
-				net_max_pool_2_x_1_gradRow6 := &scratch.net_max_pool_2_x_1_grad[i0][i1][3]
+				net_max_pool_2_x_1_gradRow2 := &scratch.net_max_pool_2_x_1_grad[i0][i1][0]
+				net_max_pool_2_x_1_gradRow3 := &scratch.net_max_pool_2_x_1_grad[i0][i1][1]
+				net_max_pool_2_x_1_gradRow4 := &scratch.net_max_pool_2_x_1_grad[i0][i1][2]
+				net_max_pool_2_x_1_gradRow5 := &scratch.net_max_pool_2_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc20 := gNetConv2dValid2Bias[i3]
+					acc20 += net_max_pool_2_x_1_gradRow2[i3]
 					acc20 += net_max_pool_2_x_1_gradRow3[i3]
 					acc20 += net_max_pool_2_x_1_gradRow4[i3]
 					acc20 += net_max_pool_2_x_1_gradRow5[i3]
-					acc20 += net_max_pool_2_x_1_gradRow6[i3]
 					gNetConv2dValid2Bias[i3] = acc20
 				}
 			}
@@ -7240,9 +7137,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// float64 pointwise kernel over 576 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j20 := range 4 {
 			for j21 := range 6 {
@@ -7304,9 +7201,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap13AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
@@ -7331,27 +7228,6 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_conv2d_valid_1_y_gradRow := &scratch.net_conv2d_valid_1_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_conv2d_valid_1_y_gradRow[i3] += net_max_pool_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g2 =+ g; g2 is net.conv2d_valid#1.bias.grad
 	// float64 across-rows add reduction kernel, 576 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7363,16 +7239,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := 0; i2 < 12; i2 += 4 {
-					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
-					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
-					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
-					net_max_pool_1_x_1_gradRow6 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
+					net_max_pool_1_x_1_gradRow2 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
+					net_max_pool_1_x_1_gradRow3 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_max_pool_1_x_1_gradRow4 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_max_pool_1_x_1_gradRow5 := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc22 := gNetConv2dValid1Bias[i3]
+						acc22 += net_max_pool_1_x_1_gradRow2[i3]
 						acc22 += net_max_pool_1_x_1_gradRow3[i3]
 						acc22 += net_max_pool_1_x_1_gradRow4[i3]
 						acc22 += net_max_pool_1_x_1_gradRow5[i3]
-						acc22 += net_max_pool_1_x_1_gradRow6[i3]
 						gNetConv2dValid1Bias[i3] = acc22
 					}
 				}
@@ -7383,19 +7259,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 0 (net.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#1.kernel.grad
 	// float64 m-vector kernel M=4 N=3x3 K=12x12x4: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &images[0][0][0][0])
+		ocannlGemm7AVX2(&gNetConv2dValid1Kernel[0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0], &images[0][0][0][0])
 	} else {
 		*gNetConv2dValid1Kernel = [36]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 4 {
-						net_conv2d_valid_1_y_gradV := scratch.net_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+						net_max_pool_1_x_1_gradV := scratch.net_max_pool_1_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							imagesRow2 := &images[i0][i1+i4]
 							gNetConv2dValid1KernelRow := (*[3]float64)(gNetConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
-								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_conv2d_valid_1_y_gradV
+								gNetConv2dValid1KernelRow[i5] += imagesRow2[i2+i5][0] * net_max_pool_1_x_1_gradV
 							}
 						}
 					}
@@ -7408,59 +7284,52 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 // ocannlLeNetBackwardScratch holds the local arrays of ocannlLeNetBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlLeNetBackwardScratch struct {
-	net_conv2d_valid_1_y                [4][12][12][4]float64
-	net_max_pool_1_x_1                  [4][12][12][4]float64
-	net_max_pool_1_x                    [4][12][12][4]float64
-	net_max_pool_1_y_1                  [2][2]float64
-	net_max_pool_1_y                    [4][6][6][4]float64
-	net_conv2d_valid_2_y                [4][4][4][6]float64
-	net_max_pool_2_x_1                  [4][4][4][6]float64
-	net_max_pool_2_x                    [4][4][4][6]float64
-	net_max_pool_2_y_1                  [2][2]float64
-	net_max_pool_2_y                    [4][2][2][6]float64
-	net_dense_1_x_1                     [4][16]float64
-	net_dense_1_x_2                     [4][16]float64
-	net_dense_1_x                       [4][16]float64
-	net_linear_1_x_1                    [4][12]float64
-	net_linear_1_x_2                    [4][12]float64
-	net_linear_1_x                      [4][12]float64
-	train_cross_entropy_1_logits_1      [4][3]float64
-	train_cross_entropy_1_logits        [4][3]float64
-	train_cross_entropy_1_m             [4][1]float64
-	train_cross_entropy_1_z             [4][3]float64
-	train_cross_entropy_1_logp_1        [4][3]float64
-	train_cross_entropy_1_logp_2        [4][1]float64
-	train_cross_entropy_1_logp_3        [4][1]float64
-	train_1                             [4][3]float64
-	net_conv2d_valid_1_y_grad           [4][12][12][4]float64
-	net_max_pool_1_x_1_grad             [4][12][12][4]float64
-	net_max_pool_1_x_grad               [4][12][12][4]float64
-	net_max_pool_1_y_grad               [4][6][6][4]float64
-	net_conv2d_valid_2_y_grad           [4][4][4][6]float64
-	net_max_pool_2_x_1_grad             [4][4][4][6]float64
-	net_max_pool_2_x_grad               [4][4][4][6]float64
-	net_max_pool_2_y_grad               [4][2][2][6]float64
-	net_dense_1_x_1_grad                [4][16]float64
-	net_dense_1_x_2_grad                [4][16]float64
-	net_dense_1_x_grad                  [4][16]float64
-	net_linear_1_x_1_grad               [4][12]float64
-	net_linear_1_x_2_grad               [4][12]float64
-	net_linear_1_x_grad                 [4][12]float64
-	train_cross_entropy_1_logits_1_grad [4][3]float64
-	train_cross_entropy_1_logits_grad   [4][3]float64
-	train_cross_entropy_1_m_grad        [4][1]float64
-	train_cross_entropy_1_z_grad        [4][3]float64
-	train_cross_entropy_1_logp_1_grad   [4][3]float64
-	train_cross_entropy_1_logp_2_grad   [4][1]float64
-	train_cross_entropy_1_logp_3_grad   [4][1]float64
-	train_cross_entropy_1_logp_grad     [4][3]float64
-	train_1_grad                        [4][3]float64
-	train_2_grad                        [1]float64
-	ordinals_1                          [3]float64
-	train_cross_entropy_1_m_argmax_18   [4][1]float64
-	ordinals_2                          [2][2]float64
-	net_max_pool_2_y_argmax_9           [4][2][2][6]float64
-	net_max_pool_1_y_argmax_4           [4][6][6][4]float64
+	net_conv2d_valid_1_y              [4][12][12][4]float64
+	net_max_pool_1_x_1                [4][12][12][4]float64
+	net_max_pool_1_x                  [4][12][12][4]float64
+	net_max_pool_1_y_1                [2][2]float64
+	net_max_pool_1_y                  [4][6][6][4]float64
+	net_conv2d_valid_2_y              [4][4][4][6]float64
+	net_max_pool_2_x_1                [4][4][4][6]float64
+	net_max_pool_2_x                  [4][4][4][6]float64
+	net_max_pool_2_y_1                [2][2]float64
+	net_max_pool_2_y                  [4][2][2][6]float64
+	net_dense_1_x_1                   [4][16]float64
+	net_dense_1_x_2                   [4][16]float64
+	net_dense_1_x                     [4][16]float64
+	net_linear_1_x_1                  [4][12]float64
+	net_linear_1_x_2                  [4][12]float64
+	net_linear_1_x                    [4][12]float64
+	train_cross_entropy_1_logits_1    [4][3]float64
+	train_cross_entropy_1_logits      [4][3]float64
+	train_cross_entropy_1_m           [4][1]float64
+	train_cross_entropy_1_z           [4][3]float64
+	train_cross_entropy_1_logp_1      [4][3]float64
+	train_cross_entropy_1_logp_2      [4][1]float64
+	train_cross_entropy_1_logp_3      [4][1]float64
+	train_1                           [4][3]float64
+	net_max_pool_1_x_1_grad           [4][12][12][4]float64
+	net_max_pool_1_x_grad             [4][12][12][4]float64
+	net_max_pool_1_y_grad             [4][6][6][4]float64
+	net_max_pool_2_x_1_grad           [4][4][4][6]float64
+	net_max_pool_2_x_grad             [4][4][4][6]float64
+	net_max_pool_2_y_grad             [4][2][2][6]float64
+	net_dense_1_x_2_grad              [4][16]float64
+	net_dense_1_x_grad                [4][16]float64
+	net_linear_1_x_2_grad             [4][12]float64
+	net_linear_1_x_grad               [4][12]float64
+	train_cross_entropy_1_m_grad      [4][1]float64
+	train_cross_entropy_1_logp_1_grad [4][3]float64
+	train_cross_entropy_1_logp_2_grad [4][1]float64
+	train_cross_entropy_1_logp_3_grad [4][1]float64
+	train_cross_entropy_1_logp_grad   [4][3]float64
+	train_1_grad                      [4][3]float64
+	train_2_grad                      [1]float64
+	ordinals_1                        [3]float64
+	train_cross_entropy_1_m_argmax_18 [4][1]float64
+	ordinals_2                        [2][2]float64
+	net_max_pool_2_y_argmax_9         [4][2][2][6]float64
+	net_max_pool_1_y_argmax_4         [4][6][6][4]float64
 }
 
 // ocannlLeNetBackwardPart0 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
@@ -7631,7 +7500,7 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7641,7 +7510,7 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7651,13 +7520,13 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_conv2d_valid_2_y_gradV := scratch.net_conv2d_valid_2_y_grad[i0+j18][i1][i2][i3]
+						net_max_pool_2_x_1_gradV := scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2+i5]
 								for i6 := range 4 {
-									net_max_pool_1_y_gradRow[i6] += net_conv2d_valid_2_y_gradV * pNetConv2dValid2KernelRow2[i6]
+									net_max_pool_1_y_gradRow[i6] += net_max_pool_2_x_1_gradV * pNetConv2dValid2KernelRow2[i6]
 								}
 							}
 						}
@@ -7687,7 +7556,7 @@ func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -7697,7 +7566,7 @@ func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_conv2d_valid_2_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -7707,13 +7576,13 @@ func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_conv2d_valid_2_y_gradV2 := scratch.net_conv2d_valid_2_y_grad[i0][i1][i2][i3+j19]
+						net_max_pool_2_x_1_gradV2 := scratch.net_max_pool_2_x_1_grad[i0][i1][i2][i3+j19]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
 								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_conv2d_valid_2_y_gradV2
+									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_max_pool_2_x_1_gradV2
 								}
 							}
 						}
@@ -7741,7 +7610,7 @@ func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
 		for i1 := range 1 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap13AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -7749,7 +7618,7 @@ func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
 		for i1 := range 1 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap13AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -8658,9 +8527,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8690,9 +8559,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -8709,7 +8578,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8717,7 +8586,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9088,33 +8957,33 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.vgg_block#2.conv2d#2.kernel.grad: [4 3 3 2] (let, output parameter gNetVggBlock2Conv2d2Kernel)
-//	net.vgg_block#2.conv2d#2/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_2_y_grad)
+//	net.vgg_block#2.conv2d#2/y.grad: [2 8 8 4] (let, local)
 //	net.vgg_block#2.conv2d#2.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d2Bias)
 //	_net.vgg_block#2.conv2d#1/x.1.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_x_1_grad)
 //	net.vgg_block#2.conv2d#1/x.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_x_grad)
 //	net.vgg_block#2.conv2d#1.kernel.grad: [4 3 3 4] (let, output parameter gNetVggBlock2Conv2d1Kernel)
-//	net.vgg_block#2.conv2d#1/y.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_conv2d_1_y_grad)
+//	net.vgg_block#2.conv2d#1/y.grad: [2 8 8 4] (let, local)
 //	net.vgg_block#2.conv2d#1.bias.grad: [4] (let, output parameter gNetVggBlock2Conv2d1Bias)
 //	_net.vgg_block#2.max_pool#1/x.1.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_x_1_grad)
 //	net.vgg_block#2.max_pool#1/x.grad: [2 8 8 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_x_grad)
 //	net.vgg_block#2.max_pool#1/y.grad: [2 4 4 4] (let, local, in scratch field net_vgg_block_2_max_pool_1_y_grad)
 //	net.vgg_block#1.conv2d#2.kernel.grad: [6 3 3 4] (let, output parameter gNetVggBlock1Conv2d2Kernel)
-//	net.vgg_block#1.conv2d#2/y.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_2_y_grad)
+//	net.vgg_block#1.conv2d#2/y.grad: [2 4 4 6] (let, local)
 //	net.vgg_block#1.conv2d#2.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d2Bias)
 //	_net.vgg_block#1.conv2d#1/x.1.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_x_1_grad)
 //	net.vgg_block#1.conv2d#1/x.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_x_grad)
 //	net.vgg_block#1.conv2d#1.kernel.grad: [6 3 3 6] (let, output parameter gNetVggBlock1Conv2d1Kernel)
-//	net.vgg_block#1.conv2d#1/y.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_conv2d_1_y_grad)
+//	net.vgg_block#1.conv2d#1/y.grad: [2 4 4 6] (let, local)
 //	net.vgg_block#1.conv2d#1.bias.grad: [6] (let, output parameter gNetVggBlock1Conv2d1Bias)
 //	_net.vgg_block#1.max_pool#1/x.1.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_x_1_grad)
 //	net.vgg_block#1.max_pool#1/x.grad: [2 4 4 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_x_grad)
 //	net.vgg_block#1.max_pool#1/y.grad: [2 2 2 6] (let, local, in scratch field net_vgg_block_1_max_pool_1_y_grad)
 //	net.linear#1.w.grad: [3 2 2 6] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -9356,33 +9225,26 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //
 //	# zero the gradients
 //	fill net.vgg_block#2.conv2d#2.kernel.grad with 0
-//	fill net.vgg_block#2.conv2d#2/y.grad with 0
 //	fill net.vgg_block#2.conv2d#2.bias.grad with 0
 //	fill _net.vgg_block#2.conv2d#1/x.1.grad with 0
 //	fill net.vgg_block#2.conv2d#1/x.grad with 0
 //	fill net.vgg_block#2.conv2d#1.kernel.grad with 0
-//	fill net.vgg_block#2.conv2d#1/y.grad with 0
 //	fill net.vgg_block#2.conv2d#1.bias.grad with 0
 //	fill _net.vgg_block#2.max_pool#1/x.1.grad with 0
 //	fill net.vgg_block#2.max_pool#1/x.grad with 0
 //	fill net.vgg_block#2.max_pool#1/y.grad with 0
 //	fill net.vgg_block#1.conv2d#2.kernel.grad with 0
-//	fill net.vgg_block#1.conv2d#2/y.grad with 0
 //	fill net.vgg_block#1.conv2d#2.bias.grad with 0
 //	fill _net.vgg_block#1.conv2d#1/x.1.grad with 0
 //	fill net.vgg_block#1.conv2d#1/x.grad with 0
 //	fill net.vgg_block#1.conv2d#1.kernel.grad with 0
-//	fill net.vgg_block#1.conv2d#1/y.grad with 0
 //	fill net.vgg_block#1.conv2d#1.bias.grad with 0
 //	fill _net.vgg_block#1.max_pool#1/x.1.grad with 0
 //	fill net.vgg_block#1.max_pool#1/x.grad with 0
 //	fill net.vgg_block#1.max_pool#1/y.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -9411,10 +9273,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -9433,17 +9292,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@18 with 3
@@ -9456,17 +9312,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@18[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
@@ -9474,7 +9327,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.vgg_block#1.max_pool#1/y[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.vgg_block#1.max_pool#1/y[i0, i2, i3, i4]
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.vgg_block#1.max_pool#1/y): g2 =+ v1 * g; g2 is net.vgg_block#1.max_pool#1/y.grad
 //	for i0 in 0..1:
@@ -9482,7 +9335,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..1:
 //	      for i3 in 0..1:
 //	        for i4 in 0..5:
-//	          net.vgg_block#1.max_pool#1/y.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	          net.vgg_block#1.max_pool#1/y.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (net.vgg_block#1.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#1.max_pool#1/x, _net.vgg_block#1.max_pool#1/y.1): net.vgg_block#1.max_pool#1/y.argmax@15 = 4 (no winner yet)
 //	fill net.vgg_block#1.max_pool#1/y.argmax@15 with 4
@@ -9512,12 +9365,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..5:
 //	        _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        net.vgg_block#1.conv2d#1/y.grad[i0, i1, i2, i3] += _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#1/y.grad (the copy elided: net.vgg_block#1.conv2d#1/y.grad reads _net.vgg_block#1.max_pool#1/x.1.grad)
 //
 //	# backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -9534,7 +9382,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..5:
-//	              net.vgg_block#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
+//	              net.vgg_block#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
@@ -9545,7 +9393,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..5:
-//	              net.vgg_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              net.vgg_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
 //	reset padding of net.vgg_block#1.conv2d#1/x.grad to 0
@@ -9555,12 +9403,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..5:
 //	        _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        net.vgg_block#1.conv2d#2/y.grad[i0, i1, i2, i3] += _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad (the copy elided: net.vgg_block#1.conv2d#2/y.grad reads _net.vgg_block#1.conv2d#1/x.1.grad)
 //
 //	# backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -9577,7 +9420,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.vgg_block#2.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.vgg_block#2.max_pool#1/y.grad[i0, i1 + i4, i2 + i5, i6] += _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
 //	reset padding of net.vgg_block#2.max_pool#1/y to 0
@@ -9588,7 +9431,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.vgg_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#2/y.grad[i0, i1, i2, i3]
+//	              net.vgg_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
 //	fill net.vgg_block#2.max_pool#1/y.argmax@7 with 4
@@ -9620,12 +9463,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        net.vgg_block#2.conv2d#1/y.grad[i0, i1, i2, i3] += _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad (the copy elided: net.vgg_block#2.conv2d#1/y.grad reads _net.vgg_block#2.max_pool#1/x.1.grad)
 //
 //	# backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -9642,7 +9480,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.vgg_block#2.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.vgg_block#2.conv2d#1/y.grad[i0, i1, i2, i3] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
+//	              net.vgg_block#2.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
@@ -9653,7 +9491,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.vgg_block#2.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              net.vgg_block#2.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
 //	reset padding of net.vgg_block#2.conv2d#1/x.grad to 0
@@ -9663,12 +9501,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#2.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        net.vgg_block#2.conv2d#2/y.grad[i0, i1, i2, i3] += _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad (the copy elided: net.vgg_block#2.conv2d#2/y.grad reads _net.vgg_block#2.conv2d#1/x.1.grad)
 //
 //	# backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -9686,7 +9519,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              net.vgg_block#2.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2/y.grad[i0, i1, i2, i3]
+//	              net.vgg_block#2.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3]
 func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetVggBlock2Conv2d2Kernel *[72]float64, pNetVggBlock2Conv2d2Bias *[4]float64, pNetVggBlock2Conv2d1Kernel *[144]float64, pNetVggBlock2Conv2d1Bias *[4]float64, pNetVggBlock1Conv2d2Kernel *[216]float64, pNetVggBlock1Conv2d2Bias *[6]float64, pNetVggBlock1Conv2d1Kernel *[324]float64, pNetVggBlock1Conv2d1Bias *[6]float64, pNetLinear1W *[72]float64, pNetLinear1B *[3]float64, gNetVggBlock2Conv2d2Kernel *[72]float64, gNetVggBlock2Conv2d2Bias *[4]float64, gNetVggBlock2Conv2d1Kernel *[144]float64, gNetVggBlock2Conv2d1Bias *[4]float64, gNetVggBlock1Conv2d2Kernel *[216]float64, gNetVggBlock1Conv2d2Bias *[6]float64, gNetVggBlock1Conv2d1Kernel *[324]float64, gNetVggBlock1Conv2d1Bias *[6]float64, gNetLinear1W *[72]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlVGGBackwardScratch) {
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -9783,9 +9616,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9804,11 +9637,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap20AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap20AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
+			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -9868,9 +9701,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9888,9 +9721,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
+		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -9920,9 +9753,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
 			for j18 := range 7 {
@@ -9939,7 +9772,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9947,7 +9780,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -10300,21 +10133,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	scratch.net_vgg_block_2_max_pool_1_x_grad = [2][8][8][4]float64{}
 	scratch.net_vgg_block_2_max_pool_1_y_grad = [2][7][7][4]float64{}
 	*gNetVggBlock1Conv2d2Kernel = [216]float64{}
-	scratch.net_vgg_block_1_conv2d_2_y_grad = [2][4][4][6]float64{}
 	*gNetVggBlock1Conv2d2Bias = [6]float64{}
 	scratch.net_vgg_block_1_conv2d_1_x_grad = [2][7][7][6]float64{}
 	*gNetVggBlock1Conv2d1Kernel = [324]float64{}
-	scratch.net_vgg_block_1_conv2d_1_y_grad = [2][4][4][6]float64{}
 	*gNetVggBlock1Conv2d1Bias = [6]float64{}
 	scratch.net_vgg_block_1_max_pool_1_x_1_grad = [2][4][4][6]float64{}
 	scratch.net_vgg_block_1_max_pool_1_x_grad = [2][4][4][6]float64{}
 	scratch.net_vgg_block_1_max_pool_1_y_grad = [2][2][2][6]float64{}
 	*gNetLinear1W = [72]float64{}
-	scratch.train_cross_entropy_1_logits_1_grad = [2][3]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
@@ -10350,22 +10178,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc11
 	}
@@ -10388,28 +10207,19 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc12 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc12 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc12 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc12
 	}
@@ -10443,7 +10253,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_18V := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r7 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
@@ -10453,27 +10263,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			if r7 != 0 {
 				r8 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r8
-		}
-	}
-
-	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r8
 		}
 	}
 
 	// backprop of op 17 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc14 := gNetLinear1B[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc14 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc14 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc14
 	}
 
@@ -10481,22 +10282,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 2 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce13AVX512(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX512(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logits_1_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
+			ocannlReduce13AVX2(&gNetLinear1W[24*i1], &scratch.train_cross_entropy_1_logp_grad[0][i1], &scratch.net_vgg_block_1_max_pool_1_y[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						net_vgg_block_1_max_pool_1_yRow3 := &scratch.net_vgg_block_1_max_pool_1_y[i0][i2][i3]
 						gNetLinear1WRow := (*[6]float64)(gNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						for i4 := range 6 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_vgg_block_1_max_pool_1_yRow3[i4]
 						}
 					}
 				}
@@ -10508,22 +10309,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// float64 across-rows add reduction kernel, 3 rows of 24 elements into 24 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce14AVX512(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce14AVX512(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce14AVX2(&scratch.net_vgg_block_1_max_pool_1_y_grad[i0][0][0][0], &pNetLinear1W[0], &scratch.train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 2 {
 					for i3 := range 2 {
 						pNetLinear1WRow2 := (*[6]float64)(pNetLinear1W[24*i1+12*i2+6*i3 : 24*i1+12*i2+6*i3+6])
 						net_vgg_block_1_max_pool_1_y_gradRow := &scratch.net_vgg_block_1_max_pool_1_y_grad[i0][i2][i3]
 						for i4 := range 6 {
-							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							net_vgg_block_1_max_pool_1_y_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -10632,19 +10433,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_y_gradRow := &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_y_gradRow[i3] += net_vgg_block_1_max_pool_1_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -10655,16 +10443,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
-				net_vgg_block_1_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
-				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
-				net_vgg_block_1_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
+				net_vgg_block_1_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc16 := gNetVggBlock1Conv2d1Bias[i3]
+					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow2[i3]
 					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow3[i3]
 					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow4[i3]
 					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow5[i3]
-					acc16 += net_vgg_block_1_max_pool_1_x_1_gradRow6[i3]
 					gNetVggBlock1Conv2d1Bias[i3] = acc16
 				}
 			}
@@ -10721,9 +10509,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap20AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap20AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
@@ -10748,20 +10536,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad
-
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
-				net_vgg_block_1_conv2d_2_y_gradRow := &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_2_y_gradRow[i3] += net_vgg_block_1_conv2d_1_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
 
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
@@ -10774,16 +10548,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
-				net_vgg_block_1_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
-				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
-				net_vgg_block_1_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
+				net_vgg_block_1_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][0]
+				net_vgg_block_1_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][1]
+				net_vgg_block_1_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][2]
+				net_vgg_block_1_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][3]
 				for i3 := range 6 {
 					acc17 := gNetVggBlock1Conv2d2Bias[i3]
+					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow2[i3]
 					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow3[i3]
 					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow4[i3]
 					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow5[i3]
-					acc17 += net_vgg_block_1_conv2d_1_x_1_gradRow6[i3]
 					gNetVggBlock1Conv2d2Bias[i3] = acc17
 				}
 			}
@@ -10799,7 +10573,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX512(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
+						ocannlReduce6AVX512(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -10809,7 +10583,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][0], &pNetVggBlock1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -10819,13 +10593,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_2_y_gradV := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_vgg_block_1_conv2d_1_x_1_gradV := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock1Conv2d2KernelRow2 := (*[4]float64)(pNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_vgg_block_2_max_pool_1_y_gradRow := &scratch.net_vgg_block_2_max_pool_1_y_grad[i0][i1+i4][i2+i5]
 								for i6 := range 4 {
-									net_vgg_block_2_max_pool_1_y_gradRow[i6] += net_vgg_block_1_conv2d_2_y_gradV * pNetVggBlock1Conv2d2KernelRow2[i6]
+									net_vgg_block_2_max_pool_1_y_gradRow[i6] += net_vgg_block_1_conv2d_1_x_1_gradV * pNetVggBlock1Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -10905,7 +10679,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap23AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap21AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -10913,7 +10687,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap23AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -11021,9 +10795,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap22AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
@@ -11048,27 +10822,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_y_gradRow := &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradRow[i3] += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -11080,16 +10833,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
-					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
-					net_vgg_block_2_max_pool_1_x_1_gradRow6 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
+					net_vgg_block_2_max_pool_1_x_1_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow3 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_max_pool_1_x_1_gradRow4 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_max_pool_1_x_1_gradRow5 := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc19 := gNetVggBlock2Conv2d1Bias[i3]
+						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow2[i3]
 						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow3[i3]
 						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow4[i3]
 						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow5[i3]
-						acc19 += net_vgg_block_2_max_pool_1_x_1_gradRow6[i3]
 						gNetVggBlock2Conv2d1Bias[i3] = acc19
 					}
 				}
@@ -11148,11 +10901,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap26AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap23AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap26AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap23AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
@@ -11178,29 +10931,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
-
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_2_y_gradRow := &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_2_y_gradRow[i3] += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
 
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
@@ -11214,16 +10944,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
-					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
-					net_vgg_block_2_conv2d_1_x_1_gradRow6 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
+					net_vgg_block_2_conv2d_1_x_1_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow3 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+1]
+					net_vgg_block_2_conv2d_1_x_1_gradRow4 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+2]
+					net_vgg_block_2_conv2d_1_x_1_gradRow5 := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc20 := gNetVggBlock2Conv2d2Bias[i3]
+						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow2[i3]
 						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow3[i3]
 						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow4[i3]
 						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow5[i3]
-						acc20 += net_vgg_block_2_conv2d_1_x_1_gradRow6[i3]
 						gNetVggBlock2Conv2d2Bias[i3] = acc20
 					}
 				}
@@ -11280,24 +11010,17 @@ type ocannlVGGBackwardScratch struct {
 	train_cross_entropy_1_logp_2           [2][1]float64
 	train_cross_entropy_1_logp_3           [2][1]float64
 	train_1                                [2][3]float64
-	net_vgg_block_2_conv2d_2_y_grad        [2][8][8][4]float64
 	net_vgg_block_2_conv2d_1_x_1_grad      [2][8][8][4]float64
 	net_vgg_block_2_conv2d_1_x_grad        [2][11][11][4]float64
-	net_vgg_block_2_conv2d_1_y_grad        [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_x_1_grad    [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_x_grad      [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_y_grad      [2][7][7][4]float64
-	net_vgg_block_1_conv2d_2_y_grad        [2][4][4][6]float64
 	net_vgg_block_1_conv2d_1_x_1_grad      [2][4][4][6]float64
 	net_vgg_block_1_conv2d_1_x_grad        [2][7][7][6]float64
-	net_vgg_block_1_conv2d_1_y_grad        [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_x_1_grad    [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_x_grad      [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_grad      [2][2][2][6]float64
-	train_cross_entropy_1_logits_1_grad    [2][3]float64
-	train_cross_entropy_1_logits_grad      [2][3]float64
 	train_cross_entropy_1_m_grad           [2][1]float64
-	train_cross_entropy_1_z_grad           [2][3]float64
 	train_cross_entropy_1_logp_1_grad      [2][3]float64
 	train_cross_entropy_1_logp_2_grad      [2][1]float64
 	train_cross_entropy_1_logp_3_grad      [2][1]float64
@@ -11327,7 +11050,7 @@ func (r17 *ocannlVGGBackwardPart0) Part(j44 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce16AVX512(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+						ocannlReduce16AVX512(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
 					}
 				}
 			}
@@ -11337,7 +11060,7 @@ func (r17 *ocannlVGGBackwardPart0) Part(j44 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
+						ocannlReduce16AVX2(&scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2][0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0+j44][i1][i2][0], &pNetVggBlock1Conv2d1Kernel[18*i4])
 					}
 				}
 			}
@@ -11347,13 +11070,13 @@ func (r17 *ocannlVGGBackwardPart0) Part(j44 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_vgg_block_1_conv2d_1_y_gradV := scratch.net_vgg_block_1_conv2d_1_y_grad[i0+j44][i1][i2][i3]
+						net_vgg_block_1_max_pool_1_x_1_gradV := scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0+j44][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock1Conv2d1KernelRow2 := (*[6]float64)(pNetVggBlock1Conv2d1Kernel[54*i3+18*i4+6*i5 : 54*i3+18*i4+6*i5+6])
 								net_vgg_block_1_conv2d_1_x_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0+j44][i1+i4][i2+i5]
 								for i6 := range 6 {
-									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_conv2d_1_y_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
+									net_vgg_block_1_conv2d_1_x_gradRow[i6] += net_vgg_block_1_max_pool_1_x_1_gradV * pNetVggBlock1Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -11383,7 +11106,7 @@ func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce17AVX512(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j45])
+						ocannlReduce17AVX512(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][0][i2][i3+j45])
 					}
 				}
 			}
@@ -11393,7 +11116,7 @@ func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_y_grad[i0][0][i2][i3+j45])
+						ocannlReduce17AVX2(&gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4], &scratch.net_vgg_block_1_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][0][i2][i3+j45])
 					}
 				}
 			}
@@ -11403,13 +11126,13 @@ func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_vgg_block_1_conv2d_1_y_gradV2 := scratch.net_vgg_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j45]
+						net_vgg_block_1_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2][i3+j45]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_1_conv2d_1_xRow3 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+i4][i2+i5]
 								gNetVggBlock1Conv2d1KernelRow := (*[6]float64)(gNetVggBlock1Conv2d1Kernel[54*i3+54*j45+18*i4+6*i5 : 54*i3+54*j45+18*i4+6*i5+6])
 								for i6 := range 6 {
-									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_conv2d_1_y_gradV2
+									gNetVggBlock1Conv2d1KernelRow[i6] += net_vgg_block_1_conv2d_1_xRow3[i6] * net_vgg_block_1_max_pool_1_x_1_gradV2
 								}
 							}
 						}
@@ -11439,7 +11162,7 @@ func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j60])
+						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
 					}
 				}
 			}
@@ -11449,7 +11172,7 @@ func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_2_y_grad[i0][0][i2][i3+j60])
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
 					}
 				}
 			}
@@ -11459,13 +11182,13 @@ func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_vgg_block_1_conv2d_2_y_gradV2 := scratch.net_vgg_block_1_conv2d_2_y_grad[i0][i1][i2][i3+j60]
+						net_vgg_block_1_conv2d_1_x_1_gradV2 := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3+j60]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
 								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4+4*i5 : 36*i3+36*j60+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_2_y_gradV2
+									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_1_x_1_gradV2
 								}
 							}
 						}
@@ -11495,7 +11218,7 @@ func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -11505,7 +11228,7 @@ func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -11515,13 +11238,13 @@ func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_y_gradV := scratch.net_vgg_block_2_conv2d_1_y_grad[i0+j93][i1][i2][i3]
+						net_vgg_block_2_max_pool_1_x_1_gradV := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2+i5]
 								for i6 := range 4 {
-									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_conv2d_1_y_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_max_pool_1_x_1_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -11551,7 +11274,7 @@ func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j94])
+						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
 					}
 				}
 			}
@@ -11561,7 +11284,7 @@ func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_y_grad[i0][0][i2][i3+j94])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
 					}
 				}
 			}
@@ -11571,13 +11294,13 @@ func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_y_gradV2 := scratch.net_vgg_block_2_conv2d_1_y_grad[i0][i1][i2][i3+j94]
+						net_vgg_block_2_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2][i3+j94]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
 								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4+4*i5 : 36*i3+36*j94+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_conv2d_1_y_gradV2
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_max_pool_1_x_1_gradV2
 								}
 							}
 						}
@@ -11607,7 +11330,7 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
 					}
 				}
 			}
@@ -11617,7 +11340,7 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_2_y_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
 					}
 				}
 			}
@@ -11627,13 +11350,13 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_2_y_gradV := scratch.net_vgg_block_2_conv2d_2_y_grad[i0][i1][i2][i3+j109]
+						net_vgg_block_2_conv2d_1_x_1_gradV := scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2][i3+j109]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
 								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4+2*i5 : 18*i3+18*j109+6*i4+2*i5+2])
 								for i6 := range 2 {
-									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_2_y_gradV
+									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_1_x_1_gradV
 								}
 							}
 						}
@@ -12056,9 +11779,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap24AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap24AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -12269,33 +11992,33 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d#1.kernel.grad: [4 3 3 1] (let, output parameter gNetConv2d1Kernel)
-//	net.conv2d#1/y.grad: [2 8 8 4] (let, local, in scratch field net_conv2d_1_y_grad)
+//	net.conv2d#1/y.grad: [2 8 8 4] (let, local)
 //	net.conv2d#1.bias.grad: [4] (let, output parameter gNetConv2d1Bias)
 //	_net/stem.1.grad: [2 8 8 4] (let, local, in scratch field net_stem_1_grad)
 //	net/stem.grad: [2 8 8 4] (let, local, in scratch field net_stem_grad)
 //	net.basic_block#1.conv2d#1.kernel.grad: [8 3 3 4] (let, output parameter gNetBasicBlock1Conv2d1Kernel)
-//	net.basic_block#1.conv2d#1/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_1_y_grad)
+//	net.basic_block#1.conv2d#1/y.grad: [2 4 4 8] (let, local)
 //	net.basic_block#1.conv2d#1.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d1Bias)
 //	_net.basic_block#1/h.1.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_h_1_grad)
 //	net.basic_block#1/h.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_h_grad)
 //	net.basic_block#1.conv2d#2.kernel.grad: [8 3 3 8] (let, output parameter gNetBasicBlock1Conv2d2Kernel)
-//	net.basic_block#1.conv2d#2/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_2_y_grad)
+//	net.basic_block#1.conv2d#2/y.grad: [2 4 4 8] (let, local)
 //	net.basic_block#1.conv2d#2.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d2Bias)
-//	net.basic_block#1/main.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_main_grad)
+//	net.basic_block#1/main.grad: [2 4 4 8] (let, local)
 //	net.basic_block#1.conv2d#3.kernel.grad: [8 1 1 4] (let, output parameter gNetBasicBlock1Conv2d3Kernel)
-//	net.basic_block#1.conv2d#3/y.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_conv2d_3_y_grad)
+//	net.basic_block#1.conv2d#3/y.grad: [2 4 4 8] (let, local)
 //	net.basic_block#1.conv2d#3.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d3Bias)
-//	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local, in scratch field net_basic_block_1_shortcut_grad)
+//	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local)
 //	_net.global_avg_pool#1/x.1.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_1_grad)
 //	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_grad)
 //	net.global_avg_pool#1/s.grad: [2 8] (let, local, in scratch field net_global_avg_pool_1_s_grad)
 //	net.linear#1/x.grad: [2 8] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 8] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [2 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -12493,33 +12216,24 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //
 //	# zero the gradients
 //	fill net.conv2d#1.kernel.grad with 0
-//	fill net.conv2d#1/y.grad with 0
 //	fill net.conv2d#1.bias.grad with 0
 //	fill _net/stem.1.grad with 0
 //	fill net/stem.grad with 0
 //	fill net.basic_block#1.conv2d#1.kernel.grad with 0
-//	fill net.basic_block#1.conv2d#1/y.grad with 0
 //	fill net.basic_block#1.conv2d#1.bias.grad with 0
 //	fill _net.basic_block#1/h.1.grad with 0
 //	fill net.basic_block#1/h.grad with 0
 //	fill net.basic_block#1.conv2d#2.kernel.grad with 0
-//	fill net.basic_block#1.conv2d#2/y.grad with 0
 //	fill net.basic_block#1.conv2d#2.bias.grad with 0
-//	fill net.basic_block#1/main.grad with 0
 //	fill net.basic_block#1.conv2d#3.kernel.grad with 0
-//	fill net.basic_block#1.conv2d#3/y.grad with 0
 //	fill net.basic_block#1.conv2d#3.bias.grad with 0
-//	fill net.basic_block#1/shortcut.grad with 0
 //	fill _net.global_avg_pool#1/x.1.grad with 0
 //	fill net.global_avg_pool#1/x.grad with 0
 //	fill net.global_avg_pool#1/s.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -12548,10 +12262,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -12570,17 +12281,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@17 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@17 with 3
@@ -12593,29 +12301,26 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 17 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@17[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@17[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.linear#1.w.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.linear#1/x[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2]
 //
 //	# backprop of op 15 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 14 (net.linear#1/x = pointwise "/." of net.global_avg_pool#1/s, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.global_avg_pool#1/s.grad
 //	for i0 in 0..1:
@@ -12636,33 +12341,18 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	      for i3 in 0..7:
 //	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.global_avg_pool#1/x.1[i0, i1, i2, i3], net.global_avg_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/main.grad[i0, i1, i2, i3] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad (the copy elided: net.basic_block#1/main.grad reads _net.global_avg_pool#1/x.1.grad)
 //
-//	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1/shortcut.grad[i0, i1, i2, i3] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad (the copy elided: net.basic_block#1/shortcut.grad reads _net.global_avg_pool#1/x.1.grad)
 //
-//	# backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1.conv2d#3/y.grad[i0, i1, i2, i3] += net.basic_block#1/shortcut.grad[i0, i1, i2, i3]
+//	# backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad (the copy elided: net.basic_block#1.conv2d#3/y.grad reads net.basic_block#1/shortcut.grad)
 //
 //	# backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:
-//	        net.basic_block#1.conv2d#3.bias.grad[i3] += net.basic_block#1/shortcut.grad[i0, i1, i2, i3]
+//	        net.basic_block#1.conv2d#3.bias.grad[i3] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g1 =+ g * v2; g1 is net/stem.grad
 //	for i0 in 0..1:
@@ -12670,7 +12360,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:  # reduction
 //	        for i4 in 0..3:
-//	          net/stem.grad[i0, 2*i1 + 1, 2*i2 + 1, i4] += net.basic_block#1.conv2d#3/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#3.kernel[i3, 0, 0, i4]
+//	          net/stem.grad[i0, 2*i1 + 1, 2*i2 + 1, i4] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#3.kernel[i3, 0, 0, i4]
 //
 //	# backprop of op 8 (net.basic_block#1.conv2d#3/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#3.kernel.grad
 //	reset padding of net/stem to 0
@@ -12679,21 +12369,16 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:
 //	        for i4 in 0..3:
-//	          net.basic_block#1.conv2d#3.kernel.grad[i3, 0, 0, i4] += net/stem[i0, 2*i1 + 1, 2*i2 + 1, i4] * net.basic_block#1.conv2d#3/y.grad[i0, i1, i2, i3]
+//	          net.basic_block#1.conv2d#3.kernel.grad[i3, 0, 0, i4] += net/stem[i0, 2*i1 + 1, 2*i2 + 1, i4] * _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1.conv2d#2/y.grad[i0, i1, i2, i3] += net.basic_block#1/main.grad[i0, i1, i2, i3]
+//	# backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad (the copy elided: net.basic_block#1.conv2d#2/y.grad reads net.basic_block#1/main.grad)
 //
 //	# backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:
-//	        net.basic_block#1.conv2d#2.bias.grad[i3] += net.basic_block#1/main.grad[i0, i1, i2, i3]
+//	        net.basic_block#1.conv2d#2.bias.grad[i3] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic_block#1/h.grad
 //	for i0 in 0..1:
@@ -12703,7 +12388,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.basic_block#1/h.grad[i0, i1 + i4, i2 + i5, i6] += net.basic_block#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.basic_block#1/h.grad[i0, i1 + i4, i2 + i5, i6] += _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 6 (net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#2.kernel.grad
 //	reset padding of net.basic_block#1/h to 0
@@ -12714,7 +12399,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..7:
-//	              net.basic_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * net.basic_block#1.conv2d#2/y.grad[i0, i1, i2, i3]
+//	              net.basic_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
 //	reset padding of net.basic_block#1/h.grad to 0
@@ -12724,12 +12409,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	      for i3 in 0..7:
 //	        _net.basic_block#1/h.1.grad[i0, i1, i2, i3] += where(0 < _net.basic_block#1/h.1[i0, i1, i2, i3], net.basic_block#1/h.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.basic_block#1.conv2d#1/y.grad[i0, i1, i2, i3] += _net.basic_block#1/h.1.grad[i0, i1, i2, i3]
+//	# backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad (the copy elided: net.basic_block#1.conv2d#1/y.grad reads _net.basic_block#1/h.1.grad)
 //
 //	# backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -12746,7 +12426,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net/stem.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += net.basic_block#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
+//	              net/stem.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _net.basic_block#1/h.1.grad[i0, i1, i2, i3] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 3 (net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic_block#1.conv2d#1.kernel.grad
 //	reset padding of net/stem to 0
@@ -12757,7 +12437,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.basic_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.basic_block#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              net.basic_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net.basic_block#1/h.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
 //	reset padding of net/stem.grad to 0
@@ -12767,12 +12447,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	      for i3 in 0..3:
 //	        _net/stem.1.grad[i0, i1, i2, i3] += where(0 < _net/stem.1[i0, i1, i2, i3], net/stem.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        net.conv2d#1/y.grad[i0, i1, i2, i3] += _net/stem.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/stem.1.grad)
 //
 //	# backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -12789,7 +12464,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	      for i3 in 0..3:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            net.conv2d#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1/y.grad[i0, i1, i2, i3]
+//	            net.conv2d#1.kernel.grad[i3, i4, i5, 0] += images[i0, i1 + i4, i2 + i5, 0] * _net/stem.1.grad[i0, i1, i2, i3]
 func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pNetConv2d1Kernel *[36]float64, pNetConv2d1Bias *[4]float64, pNetBasicBlock1Conv2d1Kernel *[288]float64, pNetBasicBlock1Conv2d1Bias *[8]float64, pNetBasicBlock1Conv2d2Kernel *[576]float64, pNetBasicBlock1Conv2d2Bias *[8]float64, pNetBasicBlock1Conv2d3Kernel *[32]float64, pNetBasicBlock1Conv2d3Bias *[8]float64, pNetLinear1W *[24]float64, pNetLinear1B *[3]float64, gNetConv2d1Kernel *[36]float64, gNetConv2d1Bias *[4]float64, gNetBasicBlock1Conv2d1Kernel *[288]float64, gNetBasicBlock1Conv2d1Bias *[8]float64, gNetBasicBlock1Conv2d2Kernel *[576]float64, gNetBasicBlock1Conv2d2Bias *[8]float64, gNetBasicBlock1Conv2d3Kernel *[32]float64, gNetBasicBlock1Conv2d3Bias *[8]float64, gNetLinear1W *[24]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlResNetBackwardScratch) {
 	var train_2 [1]float64
 	var train_3 [1]float64
@@ -12855,9 +12530,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap17AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap17AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -12876,11 +12551,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap20AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap18AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap20AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
+			ocannlMap18AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -12940,9 +12615,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap25AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
+		ocannlMap25AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -13051,9 +12726,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -13072,9 +12747,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -13248,11 +12923,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	scratch.net_global_avg_pool_1_s_grad = [2][8]float64{}
 	scratch.net_linear_1_x_grad = [2][8]float64{}
 	*gNetLinear1W = [24]float64{}
-	scratch.train_cross_entropy_1_logits_1_grad = [2][3]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
@@ -13288,22 +12960,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc10 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc10 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc10 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc10
 	}
@@ -13326,28 +12989,19 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc11 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc11 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc11 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc11
 	}
@@ -13381,7 +13035,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_17V := scratch.train_cross_entropy_1_m_argmax_17[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_17V {
@@ -13391,27 +13045,18 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			if r6 != 0 {
 				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
-		}
-	}
-
-	// backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r7
 		}
 	}
 
 	// backprop of op 16 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc13 := gNetLinear1B[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc13 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc13 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc13 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc13
 	}
 
@@ -13419,10 +13064,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	for i0 := range 2 {
 		net_linear_1_xRow3 := &scratch.net_linear_1_x[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i1 : 8*i1+8])
 			for i2 := range 8 {
-				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i2]
+				gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i2]
 			}
 		}
 	}
@@ -13434,14 +13079,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[16:24])
 	for i0 := range 2 {
 		net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
-		train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 8 {
 			acc14 := net_linear_1_x_gradRow[i2]
-			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			acc14 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc14 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc14 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_linear_1_x_gradRow[i2] = acc14
 		}
 	}
@@ -13459,9 +13104,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap28AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -13480,9 +13125,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -13507,89 +13152,26 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_1_gradRow2 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_basic_block_1_main_gradRow := &scratch.net_basic_block_1_main_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_main_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_1_gradRow3 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_basic_block_1_shortcut_gradRow := &scratch.net_basic_block_1_shortcut_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_shortcut_gradRow[i3] += net_global_avg_pool_1_x_1_gradRow3[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_shortcut_gradRow2 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_3_y_gradRow := &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_conv2d_3_y_gradRow[i3] += net_basic_block_1_shortcut_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_shortcut_gradRow3 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][0]
-				net_basic_block_1_shortcut_gradRow4 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][1]
-				net_basic_block_1_shortcut_gradRow5 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][2]
-				net_basic_block_1_shortcut_gradRow6 := &scratch.net_basic_block_1_shortcut_grad[i0][i1][3]
+				net_global_avg_pool_1_x_1_gradRow2 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][0]
+				net_global_avg_pool_1_x_1_gradRow3 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][1]
+				net_global_avg_pool_1_x_1_gradRow4 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][2]
+				net_global_avg_pool_1_x_1_gradRow5 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc15 := gNetBasicBlock1Conv2d3Bias[i3]
-					acc15 += net_basic_block_1_shortcut_gradRow3[i3]
-					acc15 += net_basic_block_1_shortcut_gradRow4[i3]
-					acc15 += net_basic_block_1_shortcut_gradRow5[i3]
-					acc15 += net_basic_block_1_shortcut_gradRow6[i3]
+					acc15 += net_global_avg_pool_1_x_1_gradRow2[i3]
+					acc15 += net_global_avg_pool_1_x_1_gradRow3[i3]
+					acc15 += net_global_avg_pool_1_x_1_gradRow4[i3]
+					acc15 += net_global_avg_pool_1_x_1_gradRow5[i3]
 					gNetBasicBlock1Conv2d3Bias[i3] = acc15
 				}
 			}
@@ -13602,7 +13184,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce26AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13610,7 +13192,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13621,20 +13203,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 				for i2 := range 4 {
 					net_stem_gradRow := &scratch.net_stem_grad[i0][2*i1+1][2*i2+1]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_basic_block_1_conv2d_3_y_gradV := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
+						net_global_avg_pool_1_x_1_gradV := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3]
 						pNetBasicBlock1Conv2d3KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
-						net_basic_block_1_conv2d_3_y_gradV2 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+1]
+						net_global_avg_pool_1_x_1_gradV2 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3+1]
 						pNetBasicBlock1Conv2d3KernelRow3 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+4 : 4*i3+8])
-						net_basic_block_1_conv2d_3_y_gradV3 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+2]
+						net_global_avg_pool_1_x_1_gradV3 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3+2]
 						pNetBasicBlock1Conv2d3KernelRow4 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+8 : 4*i3+12])
-						net_basic_block_1_conv2d_3_y_gradV4 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3+3]
+						net_global_avg_pool_1_x_1_gradV4 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3+3]
 						pNetBasicBlock1Conv2d3KernelRow5 := (*[4]float64)(pNetBasicBlock1Conv2d3Kernel[4*i3+12 : 4*i3+16])
 						for i4 := range 4 {
 							acc16 := net_stem_gradRow[i4]
-							acc16 += net_basic_block_1_conv2d_3_y_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
-							acc16 += net_basic_block_1_conv2d_3_y_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
-							acc16 += net_basic_block_1_conv2d_3_y_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
-							acc16 += net_basic_block_1_conv2d_3_y_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
+							acc16 += net_global_avg_pool_1_x_1_gradV * pNetBasicBlock1Conv2d3KernelRow2[i4]
+							acc16 += net_global_avg_pool_1_x_1_gradV2 * pNetBasicBlock1Conv2d3KernelRow3[i4]
+							acc16 += net_global_avg_pool_1_x_1_gradV3 * pNetBasicBlock1Conv2d3KernelRow4[i4]
+							acc16 += net_global_avg_pool_1_x_1_gradV4 * pNetBasicBlock1Conv2d3KernelRow5[i4]
 							net_stem_gradRow[i4] = acc16
 						}
 					}
@@ -13649,31 +13231,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i2 := range 4 {
 				net_stemRow4 := &scratch.net_stem[i0][2*i1+1][2*i2+1]
 				for i3 := range 8 {
-					net_basic_block_1_conv2d_3_y_gradV5 := scratch.net_basic_block_1_conv2d_3_y_grad[i0][i1][i2][i3]
+					net_global_avg_pool_1_x_1_gradV5 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3]
 					gNetBasicBlock1Conv2d3KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d3Kernel[4*i3 : 4*i3+4])
 					for i4 := range 4 {
-						gNetBasicBlock1Conv2d3KernelRow[i4] += net_stemRow4[i4] * net_basic_block_1_conv2d_3_y_gradV5
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_main_gradRow2 := &scratch.net_basic_block_1_main_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_2_y_gradRow := &scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_conv2d_2_y_gradRow[i3] += net_basic_block_1_main_gradRow2[i3]
+						gNetBasicBlock1Conv2d3KernelRow[i4] += net_stemRow4[i4] * net_global_avg_pool_1_x_1_gradV5
 					}
 				}
 			}
@@ -13683,23 +13244,23 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_main_gradRow3 := &scratch.net_basic_block_1_main_grad[i0][i1][0]
-				net_basic_block_1_main_gradRow4 := &scratch.net_basic_block_1_main_grad[i0][i1][1]
-				net_basic_block_1_main_gradRow5 := &scratch.net_basic_block_1_main_grad[i0][i1][2]
-				net_basic_block_1_main_gradRow6 := &scratch.net_basic_block_1_main_grad[i0][i1][3]
+				net_global_avg_pool_1_x_1_gradRow6 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][0]
+				net_global_avg_pool_1_x_1_gradRow7 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][1]
+				net_global_avg_pool_1_x_1_gradRow8 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][2]
+				net_global_avg_pool_1_x_1_gradRow9 := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc17 := gNetBasicBlock1Conv2d2Bias[i3]
-					acc17 += net_basic_block_1_main_gradRow3[i3]
-					acc17 += net_basic_block_1_main_gradRow4[i3]
-					acc17 += net_basic_block_1_main_gradRow5[i3]
-					acc17 += net_basic_block_1_main_gradRow6[i3]
+					acc17 += net_global_avg_pool_1_x_1_gradRow6[i3]
+					acc17 += net_global_avg_pool_1_x_1_gradRow7[i3]
+					acc17 += net_global_avg_pool_1_x_1_gradRow8[i3]
+					acc17 += net_global_avg_pool_1_x_1_gradRow9[i3]
 					gNetBasicBlock1Conv2d2Bias[i3] = acc17
 				}
 			}
@@ -13712,7 +13273,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX512(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX512(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -13720,7 +13281,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm15AVX2(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
+					ocannlGemm15AVX2(&scratch.net_basic_block_1_h_grad[i0][i4][i2][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &pNetBasicBlock1Conv2d2Kernel[24*i4])
 				}
 			}
 		}
@@ -13729,13 +13290,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_2_y_gradV := scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_global_avg_pool_1_x_1_gradV6 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d2KernelRow2 := (*[8]float64)(pNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								net_basic_block_1_h_gradRow := &scratch.net_basic_block_1_h_grad[i0][i1+i4][i2+i5]
 								for i6 := range 8 {
-									net_basic_block_1_h_gradRow[i6] += net_basic_block_1_conv2d_2_y_gradV * pNetBasicBlock1Conv2d2KernelRow2[i6]
+									net_basic_block_1_h_gradRow[i6] += net_global_avg_pool_1_x_1_gradV6 * pNetBasicBlock1Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -13751,7 +13312,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX512(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -13759,7 +13320,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i2 := range 4 {
 				for i4 := range 3 {
-					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_basic_block_1_conv2d_2_y_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
+					ocannlGemm16AVX2(&gNetBasicBlock1Conv2d2Kernel[24*i4], &scratch.net_global_avg_pool_1_x_1_grad[i0][0][i2][0], &scratch.net_basic_block_1_h[i0][i4][i2][0])
 				}
 			}
 		}
@@ -13768,13 +13329,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_2_y_gradV2 := scratch.net_basic_block_1_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_global_avg_pool_1_x_1_gradV7 := scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_basic_block_1_hRow3 := &scratch.net_basic_block_1_h[i0][i1+i4][i2+i5]
 								gNetBasicBlock1Conv2d2KernelRow := (*[8]float64)(gNetBasicBlock1Conv2d2Kernel[72*i3+24*i4+8*i5 : 72*i3+24*i4+8*i5+8])
 								for i6 := range 8 {
-									gNetBasicBlock1Conv2d2KernelRow[i6] += net_basic_block_1_hRow3[i6] * net_basic_block_1_conv2d_2_y_gradV2
+									gNetBasicBlock1Conv2d2KernelRow[i6] += net_basic_block_1_hRow3[i6] * net_global_avg_pool_1_x_1_gradV7
 								}
 							}
 						}
@@ -13819,9 +13380,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap30AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap30AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
@@ -13846,27 +13407,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_h_1_gradRow2 := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
-					net_basic_block_1_conv2d_1_y_gradRow := &scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradRow[i3] += net_basic_block_1_h_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -13877,16 +13417,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_basic_block_1_h_1_gradRow3 := &scratch.net_basic_block_1_h_1_grad[i0][i1][0]
-				net_basic_block_1_h_1_gradRow4 := &scratch.net_basic_block_1_h_1_grad[i0][i1][1]
-				net_basic_block_1_h_1_gradRow5 := &scratch.net_basic_block_1_h_1_grad[i0][i1][2]
-				net_basic_block_1_h_1_gradRow6 := &scratch.net_basic_block_1_h_1_grad[i0][i1][3]
+				net_basic_block_1_h_1_gradRow2 := &scratch.net_basic_block_1_h_1_grad[i0][i1][0]
+				net_basic_block_1_h_1_gradRow3 := &scratch.net_basic_block_1_h_1_grad[i0][i1][1]
+				net_basic_block_1_h_1_gradRow4 := &scratch.net_basic_block_1_h_1_grad[i0][i1][2]
+				net_basic_block_1_h_1_gradRow5 := &scratch.net_basic_block_1_h_1_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc18 := gNetBasicBlock1Conv2d1Bias[i3]
+					acc18 += net_basic_block_1_h_1_gradRow2[i3]
 					acc18 += net_basic_block_1_h_1_gradRow3[i3]
 					acc18 += net_basic_block_1_h_1_gradRow4[i3]
 					acc18 += net_basic_block_1_h_1_gradRow5[i3]
-					acc18 += net_basic_block_1_h_1_gradRow6[i3]
 					gNetBasicBlock1Conv2d1Bias[i3] = acc18
 				}
 			}
@@ -13953,11 +13493,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap26AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap23AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap26AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap23AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_stem_1_grad = [2][8][8][4]float64{}
@@ -13983,29 +13523,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_stem_1_gradRow2 := &scratch.net_stem_1_grad[i0][i1][i2]
-					net_conv2d_1_y_gradRow := &scratch.net_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_conv2d_1_y_gradRow[i3] += net_stem_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
@@ -14019,16 +13536,16 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_stem_1_gradRow3 := &scratch.net_stem_1_grad[i0][i1][i2]
-					net_stem_1_gradRow4 := &scratch.net_stem_1_grad[i0][i1][i2+1]
-					net_stem_1_gradRow5 := &scratch.net_stem_1_grad[i0][i1][i2+2]
-					net_stem_1_gradRow6 := &scratch.net_stem_1_grad[i0][i1][i2+3]
+					net_stem_1_gradRow2 := &scratch.net_stem_1_grad[i0][i1][i2]
+					net_stem_1_gradRow3 := &scratch.net_stem_1_grad[i0][i1][i2+1]
+					net_stem_1_gradRow4 := &scratch.net_stem_1_grad[i0][i1][i2+2]
+					net_stem_1_gradRow5 := &scratch.net_stem_1_grad[i0][i1][i2+3]
 					for i3 := range 4 {
 						acc19 := gNetConv2d1Bias[i3]
+						acc19 += net_stem_1_gradRow2[i3]
 						acc19 += net_stem_1_gradRow3[i3]
 						acc19 += net_stem_1_gradRow4[i3]
 						acc19 += net_stem_1_gradRow5[i3]
-						acc19 += net_stem_1_gradRow6[i3]
 						gNetConv2d1Bias[i3] = acc19
 					}
 				}
@@ -14041,19 +13558,19 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 
 	if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
+		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_stem_1_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
 		*gNetConv2d1Kernel = [36]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 4 {
-						net_conv2d_1_y_gradV := scratch.net_conv2d_1_y_grad[i0][i1][i2][i3]
+						net_stem_1_gradV := scratch.net_stem_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							imagesPadRow2 := &scratch.imagesPad[i0][i1+i4]
 							gNetConv2d1KernelRow := (*[3]float64)(gNetConv2d1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
-								gNetConv2d1KernelRow[i5] += imagesPadRow2[i2+i5][0] * net_conv2d_1_y_gradV
+								gNetConv2d1KernelRow[i5] += imagesPadRow2[i2+i5][0] * net_stem_1_gradV
 							}
 						}
 					}
@@ -14066,54 +13583,45 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 // ocannlResNetBackwardScratch holds the local arrays of ocannlResNetBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlResNetBackwardScratch struct {
-	imagesPad                           [2][11][11][1]float64
-	net_conv2d_1_y                      [2][8][8][4]float64
-	net_stem_1                          [2][8][8][4]float64
-	net_stem                            [2][11][11][4]float64
-	net_basic_block_1_conv2d_1_y        [2][4][4][8]float64
-	net_basic_block_1_h_1               [2][4][4][8]float64
-	net_basic_block_1_h                 [2][7][7][8]float64
-	net_basic_block_1_conv2d_2_y        [2][4][4][8]float64
-	net_basic_block_1_conv2d_3_y        [2][4][4][8]float64
-	net_global_avg_pool_1_x_1           [2][4][4][8]float64
-	net_global_avg_pool_1_x             [2][4][4][8]float64
-	net_global_avg_pool_1_s             [2][8]float64
-	net_linear_1_x_1                    [1]float64
-	net_linear_1_x                      [2][8]float64
-	train_cross_entropy_1_logits_1      [2][3]float64
-	train_cross_entropy_1_logits        [2][3]float64
-	train_cross_entropy_1_m             [2][1]float64
-	train_cross_entropy_1_z             [2][3]float64
-	train_cross_entropy_1_logp_1        [2][3]float64
-	train_cross_entropy_1_logp_2        [2][1]float64
-	train_cross_entropy_1_logp_3        [2][1]float64
-	train_1                             [2][3]float64
-	net_conv2d_1_y_grad                 [2][8][8][4]float64
-	net_stem_1_grad                     [2][8][8][4]float64
-	net_stem_grad                       [2][11][11][4]float64
-	net_basic_block_1_conv2d_1_y_grad   [2][4][4][8]float64
-	net_basic_block_1_h_1_grad          [2][4][4][8]float64
-	net_basic_block_1_h_grad            [2][7][7][8]float64
-	net_basic_block_1_conv2d_2_y_grad   [2][4][4][8]float64
-	net_basic_block_1_main_grad         [2][4][4][8]float64
-	net_basic_block_1_conv2d_3_y_grad   [2][4][4][8]float64
-	net_basic_block_1_shortcut_grad     [2][4][4][8]float64
-	net_global_avg_pool_1_x_1_grad      [2][4][4][8]float64
-	net_global_avg_pool_1_x_grad        [2][4][4][8]float64
-	net_global_avg_pool_1_s_grad        [2][8]float64
-	net_linear_1_x_grad                 [2][8]float64
-	train_cross_entropy_1_logits_1_grad [2][3]float64
-	train_cross_entropy_1_logits_grad   [2][3]float64
-	train_cross_entropy_1_m_grad        [2][1]float64
-	train_cross_entropy_1_z_grad        [2][3]float64
-	train_cross_entropy_1_logp_1_grad   [2][3]float64
-	train_cross_entropy_1_logp_2_grad   [2][1]float64
-	train_cross_entropy_1_logp_3_grad   [2][1]float64
-	train_cross_entropy_1_logp_grad     [2][3]float64
-	train_1_grad                        [2][3]float64
-	train_2_grad                        [1]float64
-	ordinals_1                          [3]float64
-	train_cross_entropy_1_m_argmax_17   [2][1]float64
+	imagesPad                         [2][11][11][1]float64
+	net_conv2d_1_y                    [2][8][8][4]float64
+	net_stem_1                        [2][8][8][4]float64
+	net_stem                          [2][11][11][4]float64
+	net_basic_block_1_conv2d_1_y      [2][4][4][8]float64
+	net_basic_block_1_h_1             [2][4][4][8]float64
+	net_basic_block_1_h               [2][7][7][8]float64
+	net_basic_block_1_conv2d_2_y      [2][4][4][8]float64
+	net_basic_block_1_conv2d_3_y      [2][4][4][8]float64
+	net_global_avg_pool_1_x_1         [2][4][4][8]float64
+	net_global_avg_pool_1_x           [2][4][4][8]float64
+	net_global_avg_pool_1_s           [2][8]float64
+	net_linear_1_x_1                  [1]float64
+	net_linear_1_x                    [2][8]float64
+	train_cross_entropy_1_logits_1    [2][3]float64
+	train_cross_entropy_1_logits      [2][3]float64
+	train_cross_entropy_1_m           [2][1]float64
+	train_cross_entropy_1_z           [2][3]float64
+	train_cross_entropy_1_logp_1      [2][3]float64
+	train_cross_entropy_1_logp_2      [2][1]float64
+	train_cross_entropy_1_logp_3      [2][1]float64
+	train_1                           [2][3]float64
+	net_stem_1_grad                   [2][8][8][4]float64
+	net_stem_grad                     [2][11][11][4]float64
+	net_basic_block_1_h_1_grad        [2][4][4][8]float64
+	net_basic_block_1_h_grad          [2][7][7][8]float64
+	net_global_avg_pool_1_x_1_grad    [2][4][4][8]float64
+	net_global_avg_pool_1_x_grad      [2][4][4][8]float64
+	net_global_avg_pool_1_s_grad      [2][8]float64
+	net_linear_1_x_grad               [2][8]float64
+	train_cross_entropy_1_m_grad      [2][1]float64
+	train_cross_entropy_1_logp_1_grad [2][3]float64
+	train_cross_entropy_1_logp_2_grad [2][1]float64
+	train_cross_entropy_1_logp_3_grad [2][1]float64
+	train_cross_entropy_1_logp_grad   [2][3]float64
+	train_1_grad                      [2][3]float64
+	train_2_grad                      [1]float64
+	ordinals_1                        [3]float64
+	train_cross_entropy_1_m_argmax_17 [2][1]float64
 }
 
 // ocannlResNetBackwardPart0 is the task record of a loop nest of ocannlResNetBackward that runs in 2 parts, one
@@ -14132,7 +13640,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -14142,7 +13650,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -14152,13 +13660,13 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 8 {
-						net_basic_block_1_conv2d_1_y_gradV := scratch.net_basic_block_1_conv2d_1_y_grad[i0+j28][i1][i2][i3]
+						net_basic_block_1_h_1_gradV := scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasicBlock1Conv2d1KernelRow2 := (*[4]float64)(pNetBasicBlock1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_stem_gradRow2 := &scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2+i5]
 								for i6 := range 4 {
-									net_stem_gradRow2[i6] += net_basic_block_1_conv2d_1_y_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
+									net_stem_gradRow2[i6] += net_basic_block_1_h_1_gradV * pNetBasicBlock1Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -14188,7 +13696,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j29])
+						ocannlReduce28AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -14198,7 +13706,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_conv2d_1_y_grad[i0][0][i2][i3+j29])
+						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -14208,13 +13716,13 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_block_1_conv2d_1_y_gradV2 := scratch.net_basic_block_1_conv2d_1_y_grad[i0][i1][i2][i3+j29]
+						net_basic_block_1_h_1_gradV2 := scratch.net_basic_block_1_h_1_grad[i0][i1][i2][i3+j29]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_stemRow5 := &scratch.net_stem[i0][2*i1+i4][2*i2+i5]
 								gNetBasicBlock1Conv2d1KernelRow := (*[4]float64)(gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4+4*i5 : 36*i3+36*j29+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_conv2d_1_y_gradV2
+									gNetBasicBlock1Conv2d1KernelRow[i6] += net_stemRow5[i6] * net_basic_block_1_h_1_gradV2
 								}
 							}
 						}
@@ -14716,16 +14224,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //
 //	# zero the gradients
 //	fill c1.kernel.grad with 0
-//	fill c1/y.grad with 0
 //	fill c1.bias.grad with 0
 //	fill _head/x.1.grad with 0
 //	fill head/x.grad with 0
 //	fill head.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -14754,10 +14258,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -14776,17 +14277,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@7 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@7 with 4
@@ -14799,17 +14297,14 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 7 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@7[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@7[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    head.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    head.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..1:  # reduction
@@ -14817,7 +14312,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..2:
-//	          head.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * head/x[i0, i2, i3, i4]
+//	          head.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * head/x[i0, i2, i3, i4]
 //
 //	# backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 //	for i0 in 0..1:
@@ -14825,7 +14320,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	    for i2 in 0..5:
 //	      for i3 in 0..5:
 //	        for i4 in 0..2:
-//	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
 //	for i0 in 0..1:
@@ -14834,12 +14329,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	      for i3 in 0..2:
 //	        _head/x.1.grad[i0, i1, i2, i3] += where(0 < _head/x.1[i0, i1, i2, i3], head/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g1 =+ g; g1 is c1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        c1/y.grad[i0, i1, i2, i3] += _head/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g1 =+ g; g1 is c1/y.grad (the copy elided: c1/y.grad reads _head/x.1.grad)
 //
 //	# backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -14856,7 +14346,7 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	      for i3 in 0..2:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            c1.kernel.grad[i3, i4, i5, 0] += c1/x[i0, i1 + i4, i2 + i5, 0] * c1/y.grad[i0, i1, i2, i3]
+//	            c1.kernel.grad[i3, i4, i5, 0] += c1/x[i0, i1 + i4, i2 + i5, 0] * _head/x.1.grad[i0, i1, i2, i3]
 func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64, pC1Kernel *[27]float64, pC1Bias *[3]float64, pHeadW *[432]float64, pHeadB *[4]float64, gC1Kernel *[27]float64, gC1Bias *[3]float64, gHeadW *[432]float64, gHeadB *[4]float64, loss *[1]float64) {
 	var c1_x_1 [2][6][6][1]float64
 	var c1_x [2][9][9][1]float64
@@ -14873,13 +14363,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var train_1 [2][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var c1_y_grad [2][6][6][3]float64
 	var head_x_1_grad [2][6][6][3]float64
 	var head_x_grad [2][6][6][3]float64
-	var train_cross_entropy_1_logits_1_grad [2][4]float64
-	var train_cross_entropy_1_logits_grad [2][4]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][4]float64
 	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -15106,22 +14592,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc6 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc6 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc6 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc6
 	}
@@ -15144,28 +14621,19 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc7
 	}
@@ -15199,7 +14667,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_7V := train_cross_entropy_1_m_argmax_7[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r4 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_7V {
@@ -15209,47 +14677,38 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 			if r4 != 0 {
 				r5 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r5
-		}
-	}
-
-	// backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r5
 		}
 	}
 
 	// backprop of op 6 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc9 := gHeadB[i1]
-		acc9 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc9 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc9 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc9 += train_cross_entropy_1_logp_gradRow7[i1]
 		gHeadB[i1] = acc9
 	}
 
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 	// float64 broadcast kernel M=4 N=108 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX512(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0], &head_x[0][0][0][0])
+		ocannlGemm19AVX2(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0], &head_x[0][0][0][0])
 	} else {
 		*gHeadW = [432]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 6 {
 					for i3 := range 6 {
 						head_xRow3 := &head_x[i0][i2][i3]
 						gHeadWRow := (*[3]float64)(gHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
 						for i4 := range 3 {
-							gHeadWRow[i4] += train_cross_entropy_1_logits_1_gradV * head_xRow3[i4]
+							gHeadWRow[i4] += train_cross_entropy_1_logp_gradV * head_xRow3[i4]
 						}
 					}
 				}
@@ -15260,19 +14719,19 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 5 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
 	// float64 broadcast kernel M=2 N=108 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX512(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pHeadW[0])
+		ocannlGemm20AVX2(&head_x_grad[0][0][0][0], &train_cross_entropy_1_logp_grad[0][0], &pHeadW[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 6 {
 					for i3 := range 6 {
 						pHeadWRow2 := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
 						head_x_gradRow := &head_x_grad[i0][i2][i3]
 						for i4 := range 3 {
-							head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							head_x_gradRow[i4] += pHeadWRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -15302,19 +14761,6 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g1 =+ g; g1 is c1/y.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				head_x_1_gradRow2 := &head_x_1_grad[i0][i1][i2]
-				c1_y_gradRow := &c1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					c1_y_gradRow[i3] += head_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -15326,23 +14772,23 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := 0; i2 < 4; i2 += 4 {
-					head_x_1_gradRow3 := &head_x_1_grad[i0][i1][i2]
-					head_x_1_gradRow4 := &head_x_1_grad[i0][i1][i2+1]
-					head_x_1_gradRow5 := &head_x_1_grad[i0][i1][i2+2]
-					head_x_1_gradRow6 := &head_x_1_grad[i0][i1][i2+3]
+					head_x_1_gradRow2 := &head_x_1_grad[i0][i1][i2]
+					head_x_1_gradRow3 := &head_x_1_grad[i0][i1][i2+1]
+					head_x_1_gradRow4 := &head_x_1_grad[i0][i1][i2+2]
+					head_x_1_gradRow5 := &head_x_1_grad[i0][i1][i2+3]
 					for i3 := range 3 {
 						acc10 := gC1Bias[i3]
+						acc10 += head_x_1_gradRow2[i3]
 						acc10 += head_x_1_gradRow3[i3]
 						acc10 += head_x_1_gradRow4[i3]
 						acc10 += head_x_1_gradRow5[i3]
-						acc10 += head_x_1_gradRow6[i3]
 						gC1Bias[i3] = acc10
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
-					head_x_1_gradRow7 := &head_x_1_grad[i0][i1][i2]
+					head_x_1_gradRow6 := &head_x_1_grad[i0][i1][i2]
 					for i3 := range 3 {
-						gC1Bias[i3] += head_x_1_gradRow7[i3]
+						gC1Bias[i3] += head_x_1_gradRow6[i3]
 					}
 				}
 			}
@@ -15353,7 +14799,7 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// float64 m-vector kernel M=3 N=3 K=6x6x2: AVX2 3x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i4 := range 3 {
-			ocannlGemm21AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &c1_y_grad[0][0][0][0])
+			ocannlGemm21AVX2(&gC1Kernel[3*i4], &c1_x[0][i4][0][0], &head_x_1_grad[0][0][0][0])
 		}
 	} else {
 		*gC1Kernel = [27]float64{}
@@ -15361,12 +14807,12 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 			for i1 := range 6 {
 				for i2 := range 6 {
 					for i3 := range 3 {
-						c1_y_gradV := c1_y_grad[i0][i1][i2][i3]
+						head_x_1_gradV := head_x_1_grad[i0][i1][i2][i3]
 						for i4 := range 3 {
 							c1_xRow3 := &c1_x[i0][i1+i4]
 							gC1KernelRow := (*[3]float64)(gC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 							for i5 := range 3 {
-								gC1KernelRow[i5] += c1_xRow3[i2+i5][0] * c1_y_gradV
+								gC1KernelRow[i5] += c1_xRow3[i2+i5][0] * head_x_1_gradV
 							}
 						}
 					}
@@ -15523,9 +14969,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -15901,9 +15347,9 @@ func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -16258,9 +15704,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -16687,23 +16133,18 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //
 //	# zero the gradients
 //	fill net.separable#1.depthwise#1.kernel.grad with 0
-//	fill net.separable#1.depthwise#1/y.grad with 0
 //	fill net.separable#1.depthwise#1.bias.grad with 0
 //	fill _net.separable#1.conv2d#1/x.1.grad with 0
 //	fill net.separable#1.conv2d#1/x.grad with 0
 //	fill net.separable#1.conv2d#1.kernel.grad with 0
-//	fill net.separable#1.conv2d#1/y.grad with 0
 //	fill net.separable#1.conv2d#1.bias.grad with 0
 //	fill _net.avg_pool#1/x.1.grad with 0
 //	fill net.avg_pool#1/x.grad with 0
 //	fill net.avg_pool#1/y.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -16732,10 +16173,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -16754,17 +16192,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@14 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@14 with 2
@@ -16777,17 +16212,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 14 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@14[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@14[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
@@ -16795,7 +16227,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..2:
 //	      for i3 in 0..2:
 //	        for i4 in 0..4:
-//	          net.linear#1.w.grad[i1, i2, i3, i4] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net.linear#1/x[i0, i2, i3, i4]
+//	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net.linear#1/x[i0, i2, i3, i4]
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
@@ -16803,7 +16235,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..2:
 //	      for i3 in 0..2:
 //	        for i4 in 0..4:
-//	          net.linear#1/x.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	          net.linear#1/x.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 11 (net.linear#1/x = pointwise "/." of net.avg_pool#1/y, _net.linear#1/x.1): g1 =+ g / v2; g1 is net.avg_pool#1/y.grad
 //	for i0 in 0..1:
@@ -16828,12 +16260,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	      for i3 in 0..4:
 //	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.avg_pool#1/x.1[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..4:
-//	        net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3] += _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad (the copy elided: net.separable#1.conv2d#1/y.grad reads _net.avg_pool#1/x.1.grad)
 //
 //	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -16848,7 +16275,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:  # reduction
 //	        for i4 in 0..2:
-//	          net.separable#1.conv2d#1/x.grad[i0, i1, i2, i4] += net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
+//	          net.separable#1.conv2d#1/x.grad[i0, i1, i2, i4] += _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
 //
 //	# backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
 //	reset padding of net.separable#1.conv2d#1/x to 0
@@ -16857,7 +16284,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..4:
 //	        for i4 in 0..2:
-//	          net.separable#1.conv2d#1.kernel.grad[i3, 0, 0, i4] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//	          net.separable#1.conv2d#1.kernel.grad[i3, 0, 0, i4] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 //	reset padding of net.separable#1.conv2d#1/x.grad to 0
@@ -16867,12 +16294,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	      for i3 in 0..2:
 //	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        net.separable#1.depthwise#1/y.grad[i0, i1, i2, i3] += _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad (the copy elided: net.separable#1.depthwise#1/y.grad reads _net.separable#1.conv2d#1/x.1.grad)
 //
 //	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -16889,7 +16311,7 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	      for i3 in 0..2:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            net.separable#1.depthwise#1.kernel.grad[i3, i4, i5] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1/y.grad[i0, i1, i2, i3]
+//	            net.separable#1.depthwise#1.kernel.grad[i3, i4, i5] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
 func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, gNetSeparable1Depthwise1Kernel *[27]float64, gNetSeparable1Depthwise1Bias *[108]float64, gNetSeparable1Conv2d1Kernel *[15]float64, gNetSeparable1Conv2d1Bias *[5]float64, gNetLinear1W *[90]float64, gNetLinear1B *[2]float64, loss *[1]float64) {
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
@@ -16912,18 +16334,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var train_1 [2][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_separable_1_depthwise_1_y_grad [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x_1_grad [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x_grad [2][7][7][3]float64
-	var net_separable_1_conv2d_1_y_grad [2][6][6][5]float64
 	var net_avg_pool_1_x_1_grad [2][6][6][5]float64
 	var net_avg_pool_1_x_grad [2][6][6][5]float64
 	var net_avg_pool_1_y_grad [2][3][3][5]float64
 	var net_linear_1_x_grad [2][3][3][5]float64
-	var train_cross_entropy_1_logits_1_grad [2][2]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -17028,9 +16445,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
 	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap33AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17048,9 +16465,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
 	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap34AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
+		ocannlMap34AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17263,22 +16680,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 	}
@@ -17301,28 +16709,19 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc9 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc9 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc9
 	}
@@ -17356,7 +16755,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_14V := train_cross_entropy_1_m_argmax_14[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_14V {
@@ -17366,27 +16765,18 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc11 := gNetLinear1B[i1]
-		acc11 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc11 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc11 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear1B[i1] = acc11
 	}
 
@@ -17394,22 +16784,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 3 {
 					for i3 := range 3 {
 						net_linear_1_xRow3 := &net_linear_1_x[i0][i2][i3]
 						gNetLinear1WRow := (*[5]float64)(gNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
 						for i4 := range 5 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i4]
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i4]
 						}
 					}
 				}
@@ -17421,22 +16811,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 3 {
 					for i3 := range 3 {
 						pNetLinear1WRow2 := (*[5]float64)(pNetLinear1W[45*i1+15*i2+5*i3 : 45*i1+15*i2+5*i3+5])
 						net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i2][i3]
 						for i4 := range 5 {
-							net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logits_1_gradV2
+							net_linear_1_x_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -17478,9 +16868,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap35AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap35AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17504,26 +16894,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap40AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_avg_pool_1_x_1_gradRow2 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_separable_1_conv2d_1_y_gradRow := &net_separable_1_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 5 {
-						net_separable_1_conv2d_1_y_gradRow[i3] += net_avg_pool_1_x_1_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -17535,23 +16905,23 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := 0; i2 < 4; i2 += 4 {
-					net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
-					net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
-					net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
-					net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
+					net_avg_pool_1_x_1_gradRow2 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_avg_pool_1_x_1_gradRow3 := &net_avg_pool_1_x_1_grad[i0][i1][i2+1]
+					net_avg_pool_1_x_1_gradRow4 := &net_avg_pool_1_x_1_grad[i0][i1][i2+2]
+					net_avg_pool_1_x_1_gradRow5 := &net_avg_pool_1_x_1_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc12 := gNetSeparable1Conv2d1Bias[i3]
+						acc12 += net_avg_pool_1_x_1_gradRow2[i3]
 						acc12 += net_avg_pool_1_x_1_gradRow3[i3]
 						acc12 += net_avg_pool_1_x_1_gradRow4[i3]
 						acc12 += net_avg_pool_1_x_1_gradRow5[i3]
-						acc12 += net_avg_pool_1_x_1_gradRow6[i3]
 						gNetSeparable1Conv2d1Bias[i3] = acc12
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
-					net_avg_pool_1_x_1_gradRow7 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
+					net_avg_pool_1_x_1_gradRow6 := &net_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 5 {
-						gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow7[i3]
+						gNetSeparable1Conv2d1Bias[i3] += net_avg_pool_1_x_1_gradRow6[i3]
 					}
 				}
 			}
@@ -17569,18 +16939,18 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		for i1 := range 6 {
 			for i2 := range 6 {
 				net_separable_1_conv2d_1_x_gradRow := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
-				net_separable_1_conv2d_1_y_gradV := net_separable_1_conv2d_1_y_grad[i0][i1][i2][0]
-				net_separable_1_conv2d_1_y_gradV2 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][1]
-				net_separable_1_conv2d_1_y_gradV3 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][2]
-				net_separable_1_conv2d_1_y_gradV4 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][3]
-				net_separable_1_conv2d_1_y_gradV5 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][4]
+				net_avg_pool_1_x_1_gradV := net_avg_pool_1_x_1_grad[i0][i1][i2][0]
+				net_avg_pool_1_x_1_gradV2 := net_avg_pool_1_x_1_grad[i0][i1][i2][1]
+				net_avg_pool_1_x_1_gradV3 := net_avg_pool_1_x_1_grad[i0][i1][i2][2]
+				net_avg_pool_1_x_1_gradV4 := net_avg_pool_1_x_1_grad[i0][i1][i2][3]
+				net_avg_pool_1_x_1_gradV5 := net_avg_pool_1_x_1_grad[i0][i1][i2][4]
 				for i4 := range 3 {
 					acc13 := net_separable_1_conv2d_1_x_gradRow[i4]
-					acc13 += net_separable_1_conv2d_1_y_gradV * pNetSeparable1Conv2d1KernelRow2[i4]
-					acc13 += net_separable_1_conv2d_1_y_gradV2 * pNetSeparable1Conv2d1KernelRow3[i4]
-					acc13 += net_separable_1_conv2d_1_y_gradV3 * pNetSeparable1Conv2d1KernelRow4[i4]
-					acc13 += net_separable_1_conv2d_1_y_gradV4 * pNetSeparable1Conv2d1KernelRow5[i4]
-					acc13 += net_separable_1_conv2d_1_y_gradV5 * pNetSeparable1Conv2d1KernelRow6[i4]
+					acc13 += net_avg_pool_1_x_1_gradV * pNetSeparable1Conv2d1KernelRow2[i4]
+					acc13 += net_avg_pool_1_x_1_gradV2 * pNetSeparable1Conv2d1KernelRow3[i4]
+					acc13 += net_avg_pool_1_x_1_gradV3 * pNetSeparable1Conv2d1KernelRow4[i4]
+					acc13 += net_avg_pool_1_x_1_gradV4 * pNetSeparable1Conv2d1KernelRow5[i4]
+					acc13 += net_avg_pool_1_x_1_gradV5 * pNetSeparable1Conv2d1KernelRow6[i4]
 					net_separable_1_conv2d_1_x_gradRow[i4] = acc13
 				}
 			}
@@ -17590,7 +16960,7 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 5 (net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.separable#1.conv2d#1.kernel.grad
 	// float64 m-vector kernel M=3 N=5 K=6x6x2: AVX2 3x5 tile, accumulator sets: 2, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm23AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_y_grad[0][0][0][0])
+		ocannlGemm23AVX2(&gNetSeparable1Conv2d1Kernel[0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		*gNetSeparable1Conv2d1Kernel = [15]float64{}
 		for i0 := range 2 {
@@ -17598,10 +16968,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 				for i2 := range 6 {
 					net_separable_1_conv2d_1_xRow3 := &net_separable_1_conv2d_1_x[i0][i1][i2]
 					for i3 := range 5 {
-						net_separable_1_conv2d_1_y_gradV6 := net_separable_1_conv2d_1_y_grad[i0][i1][i2][i3]
+						net_avg_pool_1_x_1_gradV6 := net_avg_pool_1_x_1_grad[i0][i1][i2][i3]
 						gNetSeparable1Conv2d1KernelRow := (*[3]float64)(gNetSeparable1Conv2d1Kernel[3*i3 : 3*i3+3])
 						for i4 := range 3 {
-							gNetSeparable1Conv2d1KernelRow[i4] += net_separable_1_conv2d_1_xRow3[i4] * net_separable_1_conv2d_1_y_gradV6
+							gNetSeparable1Conv2d1KernelRow[i4] += net_separable_1_conv2d_1_xRow3[i4] * net_avg_pool_1_x_1_gradV6
 						}
 					}
 				}
@@ -17612,9 +16982,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap36AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap36AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17638,19 +17008,6 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_x_1_gradRow2 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
-				net_separable_1_depthwise_1_y_gradRow := &net_separable_1_depthwise_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_depthwise_1_y_gradRow[i3] += net_separable_1_conv2d_1_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
 	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -17661,10 +17018,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_separable_1_conv2d_1_x_1_gradRow3 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
+					net_separable_1_conv2d_1_x_1_gradRow2 := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
 					gNetSeparable1Depthwise1BiasRow := (*[3]float64)(gNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
 					for i3 := range 3 {
-						gNetSeparable1Depthwise1BiasRow[i3] += net_separable_1_conv2d_1_x_1_gradRow3[i3]
+						gNetSeparable1Depthwise1BiasRow[i3] += net_separable_1_conv2d_1_x_1_gradRow2[i3]
 					}
 				}
 			}
@@ -17676,12 +17033,12 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		for i1 := range 6 {
 			for i2 := range 6 {
 				for i3 := range 3 {
-					net_separable_1_depthwise_1_y_gradV := net_separable_1_depthwise_1_y_grad[i0][i1][i2][i3]
+					net_separable_1_conv2d_1_x_1_gradV := net_separable_1_conv2d_1_x_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						net_separable_1_xRow5 := &net_separable_1_x[i0][i1+i4]
 						gNetSeparable1Depthwise1KernelRow := (*[3]float64)(gNetSeparable1Depthwise1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
-							gNetSeparable1Depthwise1KernelRow[i5] += net_separable_1_xRow5[i2+i5][i3] * net_separable_1_depthwise_1_y_gradV
+							gNetSeparable1Depthwise1KernelRow[i5] += net_separable_1_xRow5[i2+i5][i3] * net_separable_1_conv2d_1_x_1_gradV
 						}
 					}
 				}
@@ -18980,7 +18337,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -19530,7 +18887,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -20013,7 +19370,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -21154,9 +20511,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //
 //	# zero the gradients
 //	fill net.emb.grad with 0
-//	fill _net/h.1.grad with 0
 //	fill net.pos.grad with 0
-//	fill net/h.grad with 0
 //	fill _net.encoder_block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/centered.grad with 0
@@ -21167,7 +20522,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.masked_attention#1/x.1.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/x.2.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/x.3.grad with 0
-//	fill _net.encoder_block#2.masked_attention#1/x.4.grad with 0
 //	fill net.encoder_block#2.layer_norm#1.beta.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/x.grad with 0
 //	fill net.encoder_block#2.masked_attention#1.w_q.grad with 0
@@ -21178,7 +20532,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#2.masked_attention#1/v.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/scores.1.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/scores.grad with 0
-//	fill net.encoder_block#2.masked_attention#1/masked.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/m.grad with 0
 //	fill _net.encoder_block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ex.grad with 0
@@ -21186,8 +20539,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#2.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#2.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#2.masked_attention#1.w_o.grad with 0
-//	fill _net.encoder_block#2/x1.1.grad with 0
-//	fill net.encoder_block#2/x1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/centered.grad with 0
@@ -21198,19 +20549,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.dense#1/x.1.grad with 0
 //	fill _net.encoder_block#2.dense#1/x.2.grad with 0
 //	fill _net.encoder_block#2.dense#1/x.3.grad with 0
-//	fill _net.encoder_block#2.dense#1/x.4.grad with 0
 //	fill net.encoder_block#2.layer_norm#2.beta.grad with 0
 //	fill net.encoder_block#2.dense#1/x.grad with 0
 //	fill net.encoder_block#2.dense#1.w.grad with 0
-//	fill _net.encoder_block#2.linear#1/x.1.grad with 0
 //	fill net.encoder_block#2.dense#1.b.grad with 0
 //	fill _net.encoder_block#2.linear#1/x.2.grad with 0
 //	fill net.encoder_block#2.linear#1/x.grad with 0
 //	fill net.encoder_block#2.linear#1.w.grad with 0
-//	fill _net.encoder_block#1/x.1.grad with 0
 //	fill net.encoder_block#2.linear#1.b.grad with 0
-//	fill _net.encoder_block#1/x.2.grad with 0
-//	fill net.encoder_block#1/x.grad with 0
 //	fill _net.encoder_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/centered.grad with 0
@@ -21221,7 +20567,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.masked_attention#1/x.1.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/x.2.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/x.3.grad with 0
-//	fill _net.encoder_block#1.masked_attention#1/x.4.grad with 0
 //	fill net.encoder_block#1.layer_norm#1.beta.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/x.grad with 0
 //	fill net.encoder_block#1.masked_attention#1.w_q.grad with 0
@@ -21232,7 +20577,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#1.masked_attention#1/v.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/scores.1.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/scores.grad with 0
-//	fill net.encoder_block#1.masked_attention#1/masked.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/m.grad with 0
 //	fill _net.encoder_block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ex.grad with 0
@@ -21240,8 +20584,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.encoder_block#1.masked_attention#1/attn.grad with 0
 //	fill net.encoder_block#1.masked_attention#1/ctx.grad with 0
 //	fill net.encoder_block#1.masked_attention#1.w_o.grad with 0
-//	fill _net.encoder_block#1/x1.1.grad with 0
-//	fill net.encoder_block#1/x1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/centered.grad with 0
@@ -21252,19 +20594,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.dense#1/x.1.grad with 0
 //	fill _net.encoder_block#1.dense#1/x.2.grad with 0
 //	fill _net.encoder_block#1.dense#1/x.3.grad with 0
-//	fill _net.encoder_block#1.dense#1/x.4.grad with 0
 //	fill net.encoder_block#1.layer_norm#2.beta.grad with 0
 //	fill net.encoder_block#1.dense#1/x.grad with 0
 //	fill net.encoder_block#1.dense#1.w.grad with 0
-//	fill _net.encoder_block#1.linear#1/x.1.grad with 0
 //	fill net.encoder_block#1.dense#1.b.grad with 0
 //	fill _net.encoder_block#1.linear#1/x.2.grad with 0
 //	fill net.encoder_block#1.linear#1/x.grad with 0
 //	fill net.encoder_block#1.linear#1.w.grad with 0
-//	fill _net/h2.1.grad with 0
 //	fill net.encoder_block#1.linear#1.b.grad with 0
-//	fill _net/h2.2.grad with 0
-//	fill net/h2.grad with 0
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
@@ -21275,15 +20612,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.linear#1/x.1.grad with 0
 //	fill _net.linear#1/x.2.grad with 0
 //	fill _net.linear#1/x.3.grad with 0
-//	fill _net.linear#1/x.4.grad with 0
 //	fill net.layer_norm#1.beta.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -21314,11 +20647,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..5:
 //	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
 //
-//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -21341,19 +20670,15 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@102 = 6 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@102 with 6
@@ -21368,39 +20693,31 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@102[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      _train.cross_entropy#1/logits.1.grad[i0, i1, i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
-//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..5:
 //	      for i3 in 0..7:
-//	        net.linear#1.w.grad[i2, i3] += _train.cross_entropy#1/logits.1.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * net.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 100 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..7:
-//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * _train.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
-//	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.linear#1/x.4.grad[i0, i1, i2] += net.linear#1/x.grad[i0, i1, i2]
+//	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad (the copy elided: _net.linear#1/x.4.grad reads net.linear#1/x.grad)
 //
 //	# backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -21412,13 +20729,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.linear#1/x.1.grad[i0, i1, i2] += _net.linear#1/x.4.grad[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
+//	      _net.linear#1/x.1.grad[i0, i1, i2] += net.linear#1/x.grad[i0, i1, i2] / _net.linear#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.linear#1/x.3.grad[i0, i1, 0] += _net.linear#1/x.4.grad[i0, i1, i2] * neg(_net.linear#1/x.1[i0, i1, i2] / (_net.linear#1/x.3[i0, i1, 0] * _net.linear#1/x.3[i0, i1, 0]))
+//	      _net.linear#1/x.3.grad[i0, i1, 0] += net.linear#1/x.grad[i0, i1, i2] * neg(_net.linear#1/x.1[i0, i1, i2] / (_net.linear#1/x.3[i0, i1, 0] * _net.linear#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 97 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..1:
@@ -21465,11 +20782,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/h2.grad[i0, i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
+//	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
 //	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -21486,45 +20799,33 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h2.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad (the copy elided: net.encoder_block#1/x1.grad reads net/h2.grad)
 //
-//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/h2.2.grad[i0, i1, i2] += net/h2.grad[i0, i1, i2]
+//	# backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad (the copy elided: _net/h2.2.grad reads net/h2.grad)
 //
-//	# backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/h2.1.grad[i0, i1, i2] += _net/h2.2.grad[i0, i1, i2]
+//	# backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad (the copy elided: _net/h2.1.grad reads _net/h2.2.grad)
 //
 //	# backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.linear#1.b.grad[i2] += _net/h2.2.grad[i0, i1, i2]
+//	      net.encoder_block#1.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
-//	        net.encoder_block#1.linear#1.w.grad[i2, i3] += _net/h2.1.grad[i0, i1, i2] * net.encoder_block#1.linear#1/x[i0, i1, i3]
+//	        net.encoder_block#1.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
-//	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * _net/h2.1.grad[i0, i1, i2]
+//	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 //	for i0 in 0..1:
@@ -21532,11 +20833,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..15:
 //	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#1.linear#1/x.2[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.1.grad[i0, i1, i2] += _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad (the copy elided: _net.encoder_block#1.linear#1/x.1.grad reads _net.encoder_block#1.linear#1/x.2.grad)
 //
 //	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 //	for i0 in 0..1:  # reduction
@@ -21549,20 +20846,16 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      for i3 in 0..7:
-//	        net.encoder_block#1.dense#1.w.grad[i2, i3] += _net.encoder_block#1.linear#1/x.1.grad[i0, i1, i2] * net.encoder_block#1.dense#1/x[i0, i1, i3]
+//	        net.encoder_block#1.dense#1.w.grad[i2, i3] += _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] * net.encoder_block#1.dense#1/x[i0, i1, i3]
 //
 //	# backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:  # reduction
 //	      for i3 in 0..7:
-//	        net.encoder_block#1.dense#1/x.grad[i0, i1, i3] += net.encoder_block#1.dense#1.w[i2, i3] * _net.encoder_block#1.linear#1/x.1.grad[i0, i1, i2]
+//	        net.encoder_block#1.dense#1/x.grad[i0, i1, i3] += net.encoder_block#1.dense#1.w[i2, i3] * _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#1.dense#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.dense#1/x.4.grad[i0, i1, i2] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2]
+//	# backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#1.dense#1/x.4.grad (the copy elided: _net.encoder_block#1.dense#1/x.4.grad reads net.encoder_block#1.dense#1/x.grad)
 //
 //	# backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -21574,13 +20867,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.encoder_block#1.dense#1/x.1.grad[i0, i1, i2] += _net.encoder_block#1.dense#1/x.4.grad[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]
+//	      _net.encoder_block#1.dense#1/x.1.grad[i0, i1, i2] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2] / _net.encoder_block#1.dense#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.dense#1/x.3.grad[i0, i1, 0] += _net.encoder_block#1.dense#1/x.4.grad[i0, i1, i2] * neg(_net.encoder_block#1.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#1.dense#1/x.3[i0, i1, 0] * _net.encoder_block#1.dense#1/x.3[i0, i1, 0]))
+//	      _net.encoder_block#1.dense#1/x.3.grad[i0, i1, 0] += net.encoder_block#1.dense#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#1.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#1.dense#1/x.3[i0, i1, 0] * _net.encoder_block#1.dense#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 80 (_net.encoder_block#1.dense#1/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.dense#1/x.2.grad
 //	for i0 in 0..1:
@@ -21631,7 +20924,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -21648,19 +20941,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += net.encoder_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad (the copy elided: net.encoder_block#1/x.grad reads net.encoder_block#1/x1.grad)
 //
-//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1/x1.1.grad[i0, i1, i2] += net.encoder_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad (the copy elided: _net.encoder_block#1/x1.1.grad reads net.encoder_block#1/x1.grad)
 //
 //	# backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 //	for i0 in 0..1:  # reduction
@@ -21668,7 +20953,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#1.masked_attention#1.w_o.grad[i2, i3, i4] += _net.encoder_block#1/x1.1.grad[i0, i1, i2] * net.encoder_block#1.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.encoder_block#1.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#1.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
@@ -21676,7 +20961,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * _net.encoder_block#1/x1.1.grad[i0, i1, i2]
+//	          net.encoder_block#1.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 69 (net.encoder_block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1/attn, net.encoder_block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1/attn.grad
 //	for i0 in 0..1:
@@ -21722,12 +21007,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:
 //	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.encoder_block#1.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad (the copy elided: net.encoder_block#1.masked_attention#1/masked.grad reads _net.encoder_block#1.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 //	for i0 in 0..1:
@@ -21751,14 +21031,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#1.masked_attention#1/m.argmax@64[i0, i1, i2, 0], net.encoder_block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 63 (net.encoder_block#1.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.encoder_block#1.masked_attention#1/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#1.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 62 (net.encoder_block#1.masked_attention#1/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1/scores.1, _net.encoder_block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -21831,11 +21111,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i4] += net.encoder_block#1.masked_attention#1.w_q[i2, i3, i4] * net.encoder_block#1.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#1.masked_attention#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.masked_attention#1/x.4.grad[i0, i1, i2] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2]
+//	# backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#1.masked_attention#1/x.4.grad (the copy elided: _net.encoder_block#1.masked_attention#1/x.4.grad reads net.encoder_block#1.masked_attention#1/x.grad)
 //
 //	# backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -21847,13 +21123,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.encoder_block#1.masked_attention#1/x.1.grad[i0, i1, i2] += _net.encoder_block#1.masked_attention#1/x.4.grad[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]
+//	      _net.encoder_block#1.masked_attention#1/x.1.grad[i0, i1, i2] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2] / _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.masked_attention#1/x.3.grad[i0, i1, 0] += _net.encoder_block#1.masked_attention#1/x.4.grad[i0, i1, i2] * neg(_net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / (_net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0] * _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]))
+//	      _net.encoder_block#1.masked_attention#1/x.3.grad[i0, i1, 0] += net.encoder_block#1.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#1.masked_attention#1/x.1[i0, i1, i2] / (_net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0] * _net.encoder_block#1.masked_attention#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 54 (_net.encoder_block#1.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#1.masked_attention#1/x.2.grad
 //	for i0 in 0..1:
@@ -21904,7 +21180,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -21921,45 +21197,33 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1/x.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += net.encoder_block#1/x.grad[i0, i1, i2]
+//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad (the copy elided: net.encoder_block#2/x1.grad reads net.encoder_block#1/x.grad)
 //
-//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1/x.2.grad[i0, i1, i2] += net.encoder_block#1/x.grad[i0, i1, i2]
+//	# backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad (the copy elided: _net.encoder_block#1/x.2.grad reads net.encoder_block#1/x.grad)
 //
-//	# backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g1 =+ g; g1 is _net.encoder_block#1/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1/x.1.grad[i0, i1, i2] += _net.encoder_block#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g1 =+ g; g1 is _net.encoder_block#1/x.1.grad (the copy elided: _net.encoder_block#1/x.1.grad reads _net.encoder_block#1/x.2.grad)
 //
 //	# backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.linear#1.b.grad[i2] += _net.encoder_block#1/x.2.grad[i0, i1, i2]
+//	      net.encoder_block#2.linear#1.b.grad[i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..15:
-//	        net.encoder_block#2.linear#1.w.grad[i2, i3] += _net.encoder_block#1/x.1.grad[i0, i1, i2] * net.encoder_block#2.linear#1/x[i0, i1, i3]
+//	        net.encoder_block#2.linear#1.w.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.linear#1/x[i0, i1, i3]
 //
 //	# backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..15:
-//	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * _net.encoder_block#1/x.1.grad[i0, i1, i2]
+//	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 //	for i0 in 0..1:
@@ -21967,11 +21231,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..15:
 //	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#2.linear#1/x.2[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.1.grad[i0, i1, i2] += _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2]
+//	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad (the copy elided: _net.encoder_block#2.linear#1/x.1.grad reads _net.encoder_block#2.linear#1/x.2.grad)
 //
 //	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 //	for i0 in 0..1:  # reduction
@@ -21984,20 +21244,16 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
 //	      for i3 in 0..7:
-//	        net.encoder_block#2.dense#1.w.grad[i2, i3] += _net.encoder_block#2.linear#1/x.1.grad[i0, i1, i2] * net.encoder_block#2.dense#1/x[i0, i1, i3]
+//	        net.encoder_block#2.dense#1.w.grad[i2, i3] += _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] * net.encoder_block#2.dense#1/x[i0, i1, i3]
 //
 //	# backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:  # reduction
 //	      for i3 in 0..7:
-//	        net.encoder_block#2.dense#1/x.grad[i0, i1, i3] += net.encoder_block#2.dense#1.w[i2, i3] * _net.encoder_block#2.linear#1/x.1.grad[i0, i1, i2]
+//	        net.encoder_block#2.dense#1/x.grad[i0, i1, i3] += net.encoder_block#2.dense#1.w[i2, i3] * _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#2.dense#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.dense#1/x.4.grad[i0, i1, i2] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2]
+//	# backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#2.dense#1/x.4.grad (the copy elided: _net.encoder_block#2.dense#1/x.4.grad reads net.encoder_block#2.dense#1/x.grad)
 //
 //	# backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -22009,13 +21265,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.encoder_block#2.dense#1/x.1.grad[i0, i1, i2] += _net.encoder_block#2.dense#1/x.4.grad[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]
+//	      _net.encoder_block#2.dense#1/x.1.grad[i0, i1, i2] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2] / _net.encoder_block#2.dense#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.dense#1/x.3.grad[i0, i1, 0] += _net.encoder_block#2.dense#1/x.4.grad[i0, i1, i2] * neg(_net.encoder_block#2.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#2.dense#1/x.3[i0, i1, 0] * _net.encoder_block#2.dense#1/x.3[i0, i1, 0]))
+//	      _net.encoder_block#2.dense#1/x.3.grad[i0, i1, 0] += net.encoder_block#2.dense#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#2.dense#1/x.1[i0, i1, i2] / (_net.encoder_block#2.dense#1/x.3[i0, i1, 0] * _net.encoder_block#2.dense#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 37 (_net.encoder_block#2.dense#1/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.dense#1/x.2.grad
 //	for i0 in 0..1:
@@ -22066,7 +21322,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -22083,19 +21339,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2/x1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += net.encoder_block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad (the copy elided: net/h.grad reads net.encoder_block#2/x1.grad)
 //
-//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2/x1.1.grad[i0, i1, i2] += net.encoder_block#2/x1.grad[i0, i1, i2]
+//	# backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad (the copy elided: _net.encoder_block#2/x1.1.grad reads net.encoder_block#2/x1.grad)
 //
 //	# backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 //	for i0 in 0..1:  # reduction
@@ -22103,7 +21351,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#2.masked_attention#1.w_o.grad[i2, i3, i4] += _net.encoder_block#2/x1.1.grad[i0, i1, i2] * net.encoder_block#2.masked_attention#1/ctx[i0, i1, i3, i4]
+//	          net.encoder_block#2.masked_attention#1.w_o.grad[i2, i3, i4] += net.layer_norm#1/centered.grad[i0, i1, i2] * net.encoder_block#2.masked_attention#1/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 //	for i0 in 0..1:
@@ -22111,7 +21359,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..3:
-//	          net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * _net.encoder_block#2/x1.1.grad[i0, i1, i2]
+//	          net.encoder_block#2.masked_attention#1/ctx.grad[i0, i1, i3, i4] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 26 (net.encoder_block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1/attn, net.encoder_block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1/attn.grad
 //	for i0 in 0..1:
@@ -22157,12 +21405,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..3:
 //	        _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1/ex.grad[i0, i1, i2, i3] * net.encoder_block#2.masked_attention#1/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad (the copy elided: net.encoder_block#2.masked_attention#1/masked.grad reads _net.encoder_block#2.masked_attention#1/ex.1.grad)
 //
 //	# backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 //	for i0 in 0..1:
@@ -22186,14 +21429,14 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
+//	        _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.encoder_block#2.masked_attention#1/m.argmax@21[i0, i1, i2, 0], net.encoder_block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 20 (net.encoder_block#2.masked_attention#1/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.encoder_block#2.masked_attention#1/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], net.encoder_block#2.masked_attention#1/masked.grad[i0, i1, i2, i3], 0)
+//	        net.encoder_block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(net/mask[i1, i3], _net.encoder_block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 19 (net.encoder_block#2.masked_attention#1/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1/scores.1, _net.encoder_block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.encoder_block#2.masked_attention#1/scores.1.grad
 //	for i0 in 0..1:
@@ -22266,11 +21509,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        for i4 in 0..7:
 //	          net.encoder_block#2.masked_attention#1/x.grad[i0, i1, i4] += net.encoder_block#2.masked_attention#1.w_q[i2, i3, i4] * net.encoder_block#2.masked_attention#1/q.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#2.masked_attention#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.masked_attention#1/x.4.grad[i0, i1, i2] += net.encoder_block#2.masked_attention#1/x.grad[i0, i1, i2]
+//	# backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#2.masked_attention#1/x.4.grad (the copy elided: _net.encoder_block#2.masked_attention#1/x.4.grad reads net.encoder_block#2.masked_attention#1/x.grad)
 //
 //	# backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -22282,13 +21521,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.encoder_block#2.masked_attention#1/x.1.grad[i0, i1, i2] += _net.encoder_block#2.masked_attention#1/x.4.grad[i0, i1, i2] / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]
+//	      _net.encoder_block#2.masked_attention#1/x.1.grad[i0, i1, i2] += net.encoder_block#2.masked_attention#1/x.grad[i0, i1, i2] / _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.masked_attention#1/x.3.grad[i0, i1, 0] += _net.encoder_block#2.masked_attention#1/x.4.grad[i0, i1, i2] * neg(_net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] / (_net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0] * _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]))
+//	      _net.encoder_block#2.masked_attention#1/x.3.grad[i0, i1, 0] += net.encoder_block#2.masked_attention#1/x.grad[i0, i1, i2] * neg(_net.encoder_block#2.masked_attention#1/x.1[i0, i1, i2] / (_net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0] * _net.encoder_block#2.masked_attention#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 11 (_net.encoder_block#2.masked_attention#1/x.3 = pointwise sqrt of _net.encoder_block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.encoder_block#2.masked_attention#1/x.2.grad
 //	for i0 in 0..1:
@@ -22339,7 +21578,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -22356,26 +21595,22 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net/h.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/h.1.grad[i0, i1, i2] += net/h.grad[i0, i1, i2]
+//	# backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad (the copy elided: _net/h.1.grad reads net/h.grad)
 //
 //	# backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.pos.grad[i1, i2] += net/h.grad[i0, i1, i2]
+//	      net.pos.grad[i1, i2] += net.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_net/h.1 = compose "*" of net.emb, net/onehot): g1 =+ g * v2; g1 is net.emb.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..5:
-//	        net.emb.grad[i2, i3] += _net/h.1.grad[i0, i1, i2] * net/onehot[i0, i1, i3]
+//	        net.emb.grad[i2, i3] += net.layer_norm#1/centered.grad[i0, i1, i2] * net/onehot[i0, i1, i3]
 func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, gNetEmb *[48]float64, gNetPos *[32]float64, gNetEncoderBlock2LayerNorm1Gamma *[8]float64, gNetEncoderBlock2LayerNorm1Beta *[8]float64, gNetEncoderBlock2MaskedAttention1WQ *[64]float64, gNetEncoderBlock2MaskedAttention1WK *[64]float64, gNetEncoderBlock2MaskedAttention1WV *[64]float64, gNetEncoderBlock2MaskedAttention1WO *[64]float64, gNetEncoderBlock2LayerNorm2Gamma *[8]float64, gNetEncoderBlock2LayerNorm2Beta *[8]float64, gNetEncoderBlock2Dense1W *[128]float64, gNetEncoderBlock2Dense1B *[16]float64, gNetEncoderBlock2Linear1W *[128]float64, gNetEncoderBlock2Linear1B *[8]float64, gNetEncoderBlock1LayerNorm1Gamma *[8]float64, gNetEncoderBlock1LayerNorm1Beta *[8]float64, gNetEncoderBlock1MaskedAttention1WQ *[64]float64, gNetEncoderBlock1MaskedAttention1WK *[64]float64, gNetEncoderBlock1MaskedAttention1WV *[64]float64, gNetEncoderBlock1MaskedAttention1WO *[64]float64, gNetEncoderBlock1LayerNorm2Gamma *[8]float64, gNetEncoderBlock1LayerNorm2Beta *[8]float64, gNetEncoderBlock1Dense1W *[128]float64, gNetEncoderBlock1Dense1B *[16]float64, gNetEncoderBlock1Linear1W *[128]float64, gNetEncoderBlock1Linear1B *[8]float64, gNetLayerNorm1Gamma *[8]float64, gNetLayerNorm1Beta *[8]float64, gNetLinear1W *[48]float64, gNetLinear1B *[6]float64, loss *[1]float64) {
 	var net_mask [4][4]float64
 	var lit_1 [6]float64
@@ -22478,8 +21713,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var train_1 [2][4][6]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_h_1_grad [2][4][8]float64
-	var net_h_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered_grad [2][4][8]float64
@@ -22489,22 +21722,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_masked_attention_1_x_1_grad [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x_2_grad [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_3_grad [2][4][1]float64
-	var net_encoder_block_2_masked_attention_1_x_4_grad [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_x_grad [2][4][8]float64
 	var net_encoder_block_2_masked_attention_1_q_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_k_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_v_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_1_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_scores_grad [2][4][2][4]float64
-	var net_encoder_block_2_masked_attention_1_masked_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_m_grad [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_attn_1_grad [2][4][2][1]float64
 	var net_encoder_block_2_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_2_masked_attention_1_ctx_grad [2][4][2][4]float64
-	var net_encoder_block_2_x1_1_grad [2][4][8]float64
-	var net_encoder_block_2_x1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered_grad [2][4][8]float64
@@ -22514,14 +21743,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_dense_1_x_1_grad [2][4][8]float64
 	var net_encoder_block_2_dense_1_x_2_grad [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_3_grad [2][4][1]float64
-	var net_encoder_block_2_dense_1_x_4_grad [2][4][8]float64
 	var net_encoder_block_2_dense_1_x_grad [2][4][8]float64
-	var net_encoder_block_2_linear_1_x_1_grad [2][4][16]float64
 	var net_encoder_block_2_linear_1_x_2_grad [2][4][16]float64
 	var net_encoder_block_2_linear_1_x_grad [2][4][16]float64
-	var net_encoder_block_1_x_1_grad [2][4][8]float64
-	var net_encoder_block_1_x_2_grad [2][4][8]float64
-	var net_encoder_block_1_x_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered_grad [2][4][8]float64
@@ -22531,22 +21755,18 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_masked_attention_1_x_1_grad [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x_2_grad [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_3_grad [2][4][1]float64
-	var net_encoder_block_1_masked_attention_1_x_4_grad [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_x_grad [2][4][8]float64
 	var net_encoder_block_1_masked_attention_1_q_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_k_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_v_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_1_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_scores_grad [2][4][2][4]float64
-	var net_encoder_block_1_masked_attention_1_masked_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_m_grad [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_ex_1_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ex_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_attn_1_grad [2][4][2][1]float64
 	var net_encoder_block_1_masked_attention_1_attn_grad [2][4][2][4]float64
 	var net_encoder_block_1_masked_attention_1_ctx_grad [2][4][2][4]float64
-	var net_encoder_block_1_x1_1_grad [2][4][8]float64
-	var net_encoder_block_1_x1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered_grad [2][4][8]float64
@@ -22556,14 +21776,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_dense_1_x_1_grad [2][4][8]float64
 	var net_encoder_block_1_dense_1_x_2_grad [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_3_grad [2][4][1]float64
-	var net_encoder_block_1_dense_1_x_4_grad [2][4][8]float64
 	var net_encoder_block_1_dense_1_x_grad [2][4][8]float64
-	var net_encoder_block_1_linear_1_x_1_grad [2][4][16]float64
 	var net_encoder_block_1_linear_1_x_2_grad [2][4][16]float64
 	var net_encoder_block_1_linear_1_x_grad [2][4][16]float64
-	var net_h2_1_grad [2][4][8]float64
-	var net_h2_2_grad [2][4][8]float64
-	var net_h2_grad [2][4][8]float64
 	var net_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_layer_norm_1_mean_grad [2][4][1]float64
 	var net_layer_norm_1_centered_grad [2][4][8]float64
@@ -22573,12 +21788,8 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_linear_1_x_1_grad [2][4][8]float64
 	var net_linear_1_x_2_grad [2][4][1]float64
 	var net_linear_1_x_3_grad [2][4][1]float64
-	var net_linear_1_x_4_grad [2][4][8]float64
 	var net_linear_1_x_grad [2][4][8]float64
-	var train_cross_entropy_1_logits_1_grad [2][4][6]float64
-	var train_cross_entropy_1_logits_grad [2][4][6]float64
 	var train_cross_entropy_1_m_grad [2][4][1]float64
-	var train_cross_entropy_1_z_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_1_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_2_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][4][1]float64
@@ -22926,7 +22137,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23509,7 +22720,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -24025,7 +23236,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap43AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -24158,17 +23369,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24179,10 +23379,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc36 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 6 {
-					acc36 -= train_cross_entropy_1_logp_gradRow3[i2]
+					acc36 -= train_cross_entropy_1_logp_gradRow2[i2]
 				}
 				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc36
 			}
@@ -24215,20 +23415,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -24236,17 +23425,17 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc37 := train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 6 {
-					acc37 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc37 -= train_cross_entropy_1_logp_gradRow4[i2]
 				}
 				train_cross_entropy_1_m_grad[i0][i1][0] = acc37
 			}
@@ -24294,7 +23483,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			train_cross_entropy_1_m_argmax_102V := train_cross_entropy_1_m_argmax_102[i0][i1][0]
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
 				var r8 float64
 				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_102V {
@@ -24304,18 +23493,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				if r8 != 0 {
 					r9 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r9
-			}
-		}
-	}
-
-	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+				train_cross_entropy_1_logp_gradRow5[i2] += r9
 			}
 		}
 	}
@@ -24323,22 +23501,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 6 {
 				acc39 := gNetLinear1B[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc39 += train_cross_entropy_1_logits_gradRow7[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow6[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow7[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow8[i2]
+				acc39 += train_cross_entropy_1_logp_gradRow9[i2]
 				gNetLinear1B[i2] = acc39
 			}
 		}
@@ -24348,21 +23526,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_linear_1_xRow3 := &net_linear_1_x[i0][i1]
 				for i2 := range 6 {
-					train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					gNetLinear1WRow := (*[8]float64)(gNetLinear1W[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gNetLinear1WRow[i3] += train_cross_entropy_1_logits_1_gradV * net_linear_1_xRow3[i3]
+						gNetLinear1WRow[i3] += train_cross_entropy_1_logp_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -24374,13 +23552,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -24390,40 +23568,29 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_linear_1_x_gradRow := &net_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pNetLinear1WRow2 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-					train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					pNetLinear1WRow3 := (*[8]float64)(pNetLinear1W[8*i2+8 : 8*i2+16])
-					train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pNetLinear1WRow4 := (*[8]float64)(pNetLinear1W[8*i2+16 : 8*i2+24])
-					train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pNetLinear1WRow5 := (*[8]float64)(pNetLinear1W[8*i2+24 : 8*i2+32])
-					train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 8 {
 						acc40 := net_linear_1_x_gradRow[i3]
-						acc40 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-						acc40 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-						acc40 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-						acc40 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+						acc40 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logp_gradV2
+						acc40 += pNetLinear1WRow3[i3] * train_cross_entropy_1_logp_gradV3
+						acc40 += pNetLinear1WRow4[i3] * train_cross_entropy_1_logp_gradV4
+						acc40 += pNetLinear1WRow5[i3] * train_cross_entropy_1_logp_gradV5
 						net_linear_1_x_gradRow[i3] = acc40
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
 					pNetLinear1WRow6 := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
-					train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 8 {
-						net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logits_1_gradV6
+						net_linear_1_x_gradRow[i3] += pNetLinear1WRow6[i3] * train_cross_entropy_1_logp_gradV6
 					}
 				}
-			}
-		}
-	}
-
-	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net.linear#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][i1]
-			net_linear_1_x_4_gradRow := &net_linear_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_linear_1_x_4_gradRow[i2] += net_linear_1_x_gradRow2[i2]
 			}
 		}
 	}
@@ -24437,16 +23604,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_linear_1_x_gradRow3 := &net_linear_1_x_grad[i0][0]
-			net_linear_1_x_gradRow4 := &net_linear_1_x_grad[i0][1]
-			net_linear_1_x_gradRow5 := &net_linear_1_x_grad[i0][2]
-			net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][3]
+			net_linear_1_x_gradRow2 := &net_linear_1_x_grad[i0][0]
+			net_linear_1_x_gradRow3 := &net_linear_1_x_grad[i0][1]
+			net_linear_1_x_gradRow4 := &net_linear_1_x_grad[i0][2]
+			net_linear_1_x_gradRow5 := &net_linear_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc41 := gNetLayerNorm1Beta[i2]
+				acc41 += net_linear_1_x_gradRow2[i2]
 				acc41 += net_linear_1_x_gradRow3[i2]
 				acc41 += net_linear_1_x_gradRow4[i2]
 				acc41 += net_linear_1_x_gradRow5[i2]
-				acc41 += net_linear_1_x_gradRow6[i2]
 				gNetLayerNorm1Beta[i2] = acc41
 			}
 		}
@@ -24455,11 +23622,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g1 =+ g / v2; g1 is _net.linear#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_linear_1_x_4_gradRow2 := &net_linear_1_x_4_grad[i0][i1]
+			net_linear_1_x_gradRow6 := &net_linear_1_x_grad[i0][i1]
 			net_linear_1_x_3V2 := net_linear_1_x_3[i0][i1][0]
 			net_linear_1_x_1_gradRow := &net_linear_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_4_gradRow2[i2] / net_linear_1_x_3V2
+				net_linear_1_x_1_gradRow[i2] += net_linear_1_x_gradRow6[i2] / net_linear_1_x_3V2
 			}
 		}
 	}
@@ -24467,19 +23634,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_linear_1_x_4_gradRow3 := &net_linear_1_x_4_grad[i0][i1]
+				net_linear_1_x_gradRow7 := &net_linear_1_x_grad[i0][i1]
 				net_linear_1_x_1Row3 := &net_linear_1_x_1[i0][i1]
 				v := net_linear_1_x_3[i0][i1][0] * net_linear_1_x_3[i0][i1][0]
 				acc42 := net_linear_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc42 += net_linear_1_x_4_gradRow3[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+					acc42 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
 				net_linear_1_x_3_grad[i0][i1][0] = acc42
 			}
@@ -24588,17 +23755,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
-			net_h2_gradRow := &net_h2_grad[i0][i1]
-			for i2 := range 8 {
-				net_h2_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24609,10 +23765,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow4 := &net_layer_norm_1_centered_grad[i0][i1]
 				acc44 := net_layer_norm_1_mean_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc44 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc44 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
 				net_layer_norm_1_mean_grad[i0][i1][0] = acc44
 			}
@@ -24632,42 +23788,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_mean_1_gradV := net_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_h2_gradRow2 := &net_h2_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow5 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h2_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g1 =+ g; g1 is net.encoder_block#1/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_gradRow3 := &net_h2_grad[i0][i1]
-			net_encoder_block_1_x1_gradRow := &net_encoder_block_1_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow[i2] += net_h2_gradRow3[i2]
-			}
-		}
-	}
-
-	// backprop of op 88 (net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_gradRow4 := &net_h2_grad[i0][i1]
-			net_h2_2_gradRow := &net_h2_2_grad[i0][i1]
-			for i2 := range 8 {
-				net_h2_2_gradRow[i2] += net_h2_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h2_2_gradRow2 := &net_h2_2_grad[i0][i1]
-			net_h2_1_gradRow := &net_h2_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_h2_1_gradRow[i2] += net_h2_2_gradRow2[i2]
+				net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -24675,22 +23798,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_h2_2_gradRow3 := &net_h2_2_grad[i0][0]
-			net_h2_2_gradRow4 := &net_h2_2_grad[i0][1]
-			net_h2_2_gradRow5 := &net_h2_2_grad[i0][2]
-			net_h2_2_gradRow6 := &net_h2_2_grad[i0][3]
+			net_layer_norm_1_centered_gradRow6 := &net_layer_norm_1_centered_grad[i0][0]
+			net_layer_norm_1_centered_gradRow7 := &net_layer_norm_1_centered_grad[i0][1]
+			net_layer_norm_1_centered_gradRow8 := &net_layer_norm_1_centered_grad[i0][2]
+			net_layer_norm_1_centered_gradRow9 := &net_layer_norm_1_centered_grad[i0][3]
 			for i2 := range 8 {
 				acc45 := gNetEncoderBlock1Linear1B[i2]
-				acc45 += net_h2_2_gradRow3[i2]
-				acc45 += net_h2_2_gradRow4[i2]
-				acc45 += net_h2_2_gradRow5[i2]
-				acc45 += net_h2_2_gradRow6[i2]
+				acc45 += net_layer_norm_1_centered_gradRow6[i2]
+				acc45 += net_layer_norm_1_centered_gradRow7[i2]
+				acc45 += net_layer_norm_1_centered_gradRow8[i2]
+				acc45 += net_layer_norm_1_centered_gradRow9[i2]
 				gNetEncoderBlock1Linear1B[i2] = acc45
 			}
 		}
@@ -24699,19 +23822,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_h2_1_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock1Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_linear_1_xRow3 := &net_encoder_block_1_linear_1_x[i0][i1]
 				for i2 := range 8 {
-					net_h2_1_gradV := net_h2_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEncoderBlock1Linear1WRow := (*[16]float64)(gNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
 					for i3 := range 16 {
-						gNetEncoderBlock1Linear1WRow[i3] += net_h2_1_gradV * net_encoder_block_1_linear_1_xRow3[i3]
+						gNetEncoderBlock1Linear1WRow[i3] += net_layer_norm_1_centered_gradV * net_encoder_block_1_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -24721,9 +23844,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 86 (_net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_h2_1_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_1_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -24731,19 +23854,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_linear_1_x_gradRow := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetEncoderBlock1Linear1WRow2 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
-					net_h2_1_gradV2 := net_h2_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV2 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					pNetEncoderBlock1Linear1WRow3 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+16 : 16*i2+32])
-					net_h2_1_gradV3 := net_h2_1_grad[i0][i1][i2+1]
+					net_layer_norm_1_centered_gradV3 := net_layer_norm_1_centered_grad[i0][i1][i2+1]
 					pNetEncoderBlock1Linear1WRow4 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+32 : 16*i2+48])
-					net_h2_1_gradV4 := net_h2_1_grad[i0][i1][i2+2]
+					net_layer_norm_1_centered_gradV4 := net_layer_norm_1_centered_grad[i0][i1][i2+2]
 					pNetEncoderBlock1Linear1WRow5 := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2+48 : 16*i2+64])
-					net_h2_1_gradV5 := net_h2_1_grad[i0][i1][i2+3]
+					net_layer_norm_1_centered_gradV5 := net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 16 {
 						acc46 := net_encoder_block_1_linear_1_x_gradRow[i3]
-						acc46 += pNetEncoderBlock1Linear1WRow2[i3] * net_h2_1_gradV2
-						acc46 += pNetEncoderBlock1Linear1WRow3[i3] * net_h2_1_gradV3
-						acc46 += pNetEncoderBlock1Linear1WRow4[i3] * net_h2_1_gradV4
-						acc46 += pNetEncoderBlock1Linear1WRow5[i3] * net_h2_1_gradV5
+						acc46 += pNetEncoderBlock1Linear1WRow2[i3] * net_layer_norm_1_centered_gradV2
+						acc46 += pNetEncoderBlock1Linear1WRow3[i3] * net_layer_norm_1_centered_gradV3
+						acc46 += pNetEncoderBlock1Linear1WRow4[i3] * net_layer_norm_1_centered_gradV4
+						acc46 += pNetEncoderBlock1Linear1WRow5[i3] * net_layer_norm_1_centered_gradV5
 						net_encoder_block_1_linear_1_x_gradRow[i3] = acc46
 					}
 				}
@@ -24771,17 +23894,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2_gradRow2 := &net_encoder_block_1_linear_1_x_2_grad[i0][i1]
-			net_encoder_block_1_linear_1_x_1_gradRow := &net_encoder_block_1_linear_1_x_1_grad[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_1_linear_1_x_1_gradRow[i2] += net_encoder_block_1_linear_1_x_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -24791,16 +23903,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_1_linear_1_x_2_gradRow3 := &net_encoder_block_1_linear_1_x_2_grad[i0][0]
-			net_encoder_block_1_linear_1_x_2_gradRow4 := &net_encoder_block_1_linear_1_x_2_grad[i0][1]
-			net_encoder_block_1_linear_1_x_2_gradRow5 := &net_encoder_block_1_linear_1_x_2_grad[i0][2]
-			net_encoder_block_1_linear_1_x_2_gradRow6 := &net_encoder_block_1_linear_1_x_2_grad[i0][3]
+			net_encoder_block_1_linear_1_x_2_gradRow2 := &net_encoder_block_1_linear_1_x_2_grad[i0][0]
+			net_encoder_block_1_linear_1_x_2_gradRow3 := &net_encoder_block_1_linear_1_x_2_grad[i0][1]
+			net_encoder_block_1_linear_1_x_2_gradRow4 := &net_encoder_block_1_linear_1_x_2_grad[i0][2]
+			net_encoder_block_1_linear_1_x_2_gradRow5 := &net_encoder_block_1_linear_1_x_2_grad[i0][3]
 			for i2 := range 16 {
 				acc47 := gNetEncoderBlock1Dense1B[i2]
+				acc47 += net_encoder_block_1_linear_1_x_2_gradRow2[i2]
 				acc47 += net_encoder_block_1_linear_1_x_2_gradRow3[i2]
 				acc47 += net_encoder_block_1_linear_1_x_2_gradRow4[i2]
 				acc47 += net_encoder_block_1_linear_1_x_2_gradRow5[i2]
-				acc47 += net_encoder_block_1_linear_1_x_2_gradRow6[i2]
 				gNetEncoderBlock1Dense1B[i2] = acc47
 			}
 		}
@@ -24809,19 +23921,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm29AVX512(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm29AVX2(&gNetEncoderBlock1Dense1W[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock1Dense1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_1_dense_1_xRow3 := &net_encoder_block_1_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_encoder_block_1_linear_1_x_1_gradV := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
+					net_encoder_block_1_linear_1_x_2_gradV := net_encoder_block_1_linear_1_x_2_grad[i0][i1][i2]
 					gNetEncoderBlock1Dense1WRow := (*[8]float64)(gNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gNetEncoderBlock1Dense1WRow[i3] += net_encoder_block_1_linear_1_x_1_gradV * net_encoder_block_1_dense_1_xRow3[i3]
+						gNetEncoderBlock1Dense1WRow[i3] += net_encoder_block_1_linear_1_x_2_gradV * net_encoder_block_1_dense_1_xRow3[i3]
 					}
 				}
 			}
@@ -24831,9 +23943,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 83 (_net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm30AVX512(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
+		ocannlGemm30AVX2(&net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -24841,33 +23953,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_1_dense_1_x_gradRow := &net_encoder_block_1_dense_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 16; i2 += 4 {
 					pNetEncoderBlock1Dense1WRow2 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
-					net_encoder_block_1_linear_1_x_1_gradV2 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2]
+					net_encoder_block_1_linear_1_x_2_gradV2 := net_encoder_block_1_linear_1_x_2_grad[i0][i1][i2]
 					pNetEncoderBlock1Dense1WRow3 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+8 : 8*i2+16])
-					net_encoder_block_1_linear_1_x_1_gradV3 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+1]
+					net_encoder_block_1_linear_1_x_2_gradV3 := net_encoder_block_1_linear_1_x_2_grad[i0][i1][i2+1]
 					pNetEncoderBlock1Dense1WRow4 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+16 : 8*i2+24])
-					net_encoder_block_1_linear_1_x_1_gradV4 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+2]
+					net_encoder_block_1_linear_1_x_2_gradV4 := net_encoder_block_1_linear_1_x_2_grad[i0][i1][i2+2]
 					pNetEncoderBlock1Dense1WRow5 := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2+24 : 8*i2+32])
-					net_encoder_block_1_linear_1_x_1_gradV5 := net_encoder_block_1_linear_1_x_1_grad[i0][i1][i2+3]
+					net_encoder_block_1_linear_1_x_2_gradV5 := net_encoder_block_1_linear_1_x_2_grad[i0][i1][i2+3]
 					for i3 := range 8 {
 						acc48 := net_encoder_block_1_dense_1_x_gradRow[i3]
-						acc48 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_1_gradV2
-						acc48 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_1_gradV3
-						acc48 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_1_gradV4
-						acc48 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_1_gradV5
+						acc48 += pNetEncoderBlock1Dense1WRow2[i3] * net_encoder_block_1_linear_1_x_2_gradV2
+						acc48 += pNetEncoderBlock1Dense1WRow3[i3] * net_encoder_block_1_linear_1_x_2_gradV3
+						acc48 += pNetEncoderBlock1Dense1WRow4[i3] * net_encoder_block_1_linear_1_x_2_gradV4
+						acc48 += pNetEncoderBlock1Dense1WRow5[i3] * net_encoder_block_1_linear_1_x_2_gradV5
 						net_encoder_block_1_dense_1_x_gradRow[i3] = acc48
 					}
 				}
-			}
-		}
-	}
-
-	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#1.dense#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_gradRow2 := &net_encoder_block_1_dense_1_x_grad[i0][i1]
-			net_encoder_block_1_dense_1_x_4_gradRow := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_dense_1_x_4_gradRow[i2] += net_encoder_block_1_dense_1_x_gradRow2[i2]
 			}
 		}
 	}
@@ -24881,16 +23982,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_1_dense_1_x_gradRow3 := &net_encoder_block_1_dense_1_x_grad[i0][0]
-			net_encoder_block_1_dense_1_x_gradRow4 := &net_encoder_block_1_dense_1_x_grad[i0][1]
-			net_encoder_block_1_dense_1_x_gradRow5 := &net_encoder_block_1_dense_1_x_grad[i0][2]
-			net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][3]
+			net_encoder_block_1_dense_1_x_gradRow2 := &net_encoder_block_1_dense_1_x_grad[i0][0]
+			net_encoder_block_1_dense_1_x_gradRow3 := &net_encoder_block_1_dense_1_x_grad[i0][1]
+			net_encoder_block_1_dense_1_x_gradRow4 := &net_encoder_block_1_dense_1_x_grad[i0][2]
+			net_encoder_block_1_dense_1_x_gradRow5 := &net_encoder_block_1_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc49 := gNetEncoderBlock1LayerNorm2Beta[i2]
+				acc49 += net_encoder_block_1_dense_1_x_gradRow2[i2]
 				acc49 += net_encoder_block_1_dense_1_x_gradRow3[i2]
 				acc49 += net_encoder_block_1_dense_1_x_gradRow4[i2]
 				acc49 += net_encoder_block_1_dense_1_x_gradRow5[i2]
-				acc49 += net_encoder_block_1_dense_1_x_gradRow6[i2]
 				gNetEncoderBlock1LayerNorm2Beta[i2] = acc49
 			}
 		}
@@ -24899,11 +24000,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.dense#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_dense_1_x_4_gradRow2 := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
+			net_encoder_block_1_dense_1_x_gradRow6 := &net_encoder_block_1_dense_1_x_grad[i0][i1]
 			net_encoder_block_1_dense_1_x_3V2 := net_encoder_block_1_dense_1_x_3[i0][i1][0]
 			net_encoder_block_1_dense_1_x_1_gradRow := &net_encoder_block_1_dense_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_dense_1_x_1_gradRow[i2] += net_encoder_block_1_dense_1_x_4_gradRow2[i2] / net_encoder_block_1_dense_1_x_3V2
+				net_encoder_block_1_dense_1_x_1_gradRow[i2] += net_encoder_block_1_dense_1_x_gradRow6[i2] / net_encoder_block_1_dense_1_x_3V2
 			}
 		}
 	}
@@ -24911,19 +24012,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_dense_1_x_4_gradRow3 := &net_encoder_block_1_dense_1_x_4_grad[i0][i1]
+				net_encoder_block_1_dense_1_x_gradRow7 := &net_encoder_block_1_dense_1_x_grad[i0][i1]
 				net_encoder_block_1_dense_1_x_1Row3 := &net_encoder_block_1_dense_1_x_1[i0][i1]
 				v2 := net_encoder_block_1_dense_1_x_3[i0][i1][0] * net_encoder_block_1_dense_1_x_3[i0][i1][0]
 				acc50 := net_encoder_block_1_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc50 += net_encoder_block_1_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
+					acc50 += net_encoder_block_1_dense_1_x_gradRow7[i2] * (-(net_encoder_block_1_dense_1_x_1Row3[i2] / v2))
 				}
 				net_encoder_block_1_dense_1_x_3_grad[i0][i1][0] = acc50
 			}
@@ -25036,9 +24137,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centered_gradRow4 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
-			net_encoder_block_1_x1_gradRow2 := &net_encoder_block_1_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow10 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow2[i2] += net_encoder_block_1_layer_norm_2_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow10[i2] += net_encoder_block_1_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -25076,31 +24177,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_mean_1_gradV := net_encoder_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_encoder_block_1_x1_gradRow3 := &net_encoder_block_1_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow11 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x1_gradRow3[i2] += net_encoder_block_1_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g1 =+ g; g1 is net.encoder_block#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x1_gradRow4 := &net_encoder_block_1_x1_grad[i0][i1]
-			net_encoder_block_1_x_gradRow := &net_encoder_block_1_x_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow[i2] += net_encoder_block_1_x1_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 71 (net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1): g2 =+ g; g2 is _net.encoder_block#1/x1.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x1_gradRow5 := &net_encoder_block_1_x1_grad[i0][i1]
-			net_encoder_block_1_x1_1_gradRow := &net_encoder_block_1_x1_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x1_1_gradRow[i2] += net_encoder_block_1_x1_gradRow5[i2]
+				net_layer_norm_1_centered_gradRow11[i2] += net_encoder_block_1_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -25108,20 +24187,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#1.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_x1_1_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock1MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock1MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_1_x1_1_gradV := net_encoder_block_1_x1_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV6 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						net_encoder_block_1_masked_attention_1_ctxRow3 := &net_encoder_block_1_masked_attention_1_ctx[i0][i1][i3]
 						gNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						for i4 := range 4 {
-							gNetEncoderBlock1MaskedAttention1WORow[i4] += net_encoder_block_1_x1_1_gradV * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
+							gNetEncoderBlock1MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV6 * net_encoder_block_1_masked_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -25132,19 +24211,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 70 (_net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#1.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_1_x1_1_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_1_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_1_x1_1_gradV2 := net_encoder_block_1_x1_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV7 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						pNetEncoderBlock1MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						net_encoder_block_1_masked_attention_1_ctx_gradRow := &net_encoder_block_1_masked_attention_1_ctx_grad[i0][i1][i3]
 						for i4 := range 4 {
-							net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_encoder_block_1_x1_1_gradV2
+							net_encoder_block_1_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock1MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV7
 						}
 					}
 				}
@@ -25256,19 +24335,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#1.masked_attention#1/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_masked_gradRow := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_1_masked_attention_1_masked_gradRow[i3] += net_encoder_block_1_masked_attention_1_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -25280,10 +24346,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					acc55 := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc55 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3]
+						acc55 -= net_encoder_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
 					net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0] = acc55
 				}
@@ -25337,7 +24403,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i2 := range 2 {
 				net_encoder_block_1_masked_attention_1_m_argmax_64V := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
 				net_encoder_block_1_masked_attention_1_m_gradV := net_encoder_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
-				net_encoder_block_1_masked_attention_1_masked_gradRow2 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r14 float64
 					if ordinals_2[i3] == net_encoder_block_1_masked_attention_1_m_argmax_64V {
@@ -25347,7 +24413,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					if r14 != 0 {
 						r15 = net_encoder_block_1_masked_attention_1_m_gradV
 					}
-					net_encoder_block_1_masked_attention_1_masked_gradRow2[i3] += r15
+					net_encoder_block_1_masked_attention_1_ex_1_gradRow3[i3] += r15
 				}
 			}
 		}
@@ -25358,12 +24424,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			net_maskRow3 := &net_mask[i1]
 			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_masked_gradRow3 := &net_encoder_block_1_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_1_masked_attention_1_scores_gradRow := &net_encoder_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r16 := float64(0)
 					if net_maskRow3[i3] != 0 {
-						r16 = net_encoder_block_1_masked_attention_1_masked_gradRow3[i3]
+						r16 = net_encoder_block_1_masked_attention_1_ex_1_gradRow4[i3]
 					}
 					net_encoder_block_1_masked_attention_1_scores_gradRow[i3] += r16
 				}
@@ -25598,17 +24664,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#1.masked_attention#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_gradRow4 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
-			net_encoder_block_1_masked_attention_1_x_4_gradRow := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_x_4_gradRow[i2] += net_encoder_block_1_masked_attention_1_x_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -25618,16 +24673,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_1_masked_attention_1_x_gradRow5 := &net_encoder_block_1_masked_attention_1_x_grad[i0][0]
-			net_encoder_block_1_masked_attention_1_x_gradRow6 := &net_encoder_block_1_masked_attention_1_x_grad[i0][1]
-			net_encoder_block_1_masked_attention_1_x_gradRow7 := &net_encoder_block_1_masked_attention_1_x_grad[i0][2]
-			net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][3]
+			net_encoder_block_1_masked_attention_1_x_gradRow4 := &net_encoder_block_1_masked_attention_1_x_grad[i0][0]
+			net_encoder_block_1_masked_attention_1_x_gradRow5 := &net_encoder_block_1_masked_attention_1_x_grad[i0][1]
+			net_encoder_block_1_masked_attention_1_x_gradRow6 := &net_encoder_block_1_masked_attention_1_x_grad[i0][2]
+			net_encoder_block_1_masked_attention_1_x_gradRow7 := &net_encoder_block_1_masked_attention_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc61 := gNetEncoderBlock1LayerNorm1Beta[i2]
+				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow4[i2]
 				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow5[i2]
 				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow6[i2]
 				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow7[i2]
-				acc61 += net_encoder_block_1_masked_attention_1_x_gradRow8[i2]
 				gNetEncoderBlock1LayerNorm1Beta[i2] = acc61
 			}
 		}
@@ -25636,11 +24691,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#1.masked_attention#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_masked_attention_1_x_4_gradRow2 := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
+			net_encoder_block_1_masked_attention_1_x_gradRow8 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
 			net_encoder_block_1_masked_attention_1_x_3V2 := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
 			net_encoder_block_1_masked_attention_1_x_1_gradRow := &net_encoder_block_1_masked_attention_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_masked_attention_1_x_1_gradRow[i2] += net_encoder_block_1_masked_attention_1_x_4_gradRow2[i2] / net_encoder_block_1_masked_attention_1_x_3V2
+				net_encoder_block_1_masked_attention_1_x_1_gradRow[i2] += net_encoder_block_1_masked_attention_1_x_gradRow8[i2] / net_encoder_block_1_masked_attention_1_x_3V2
 			}
 		}
 	}
@@ -25648,19 +24703,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_masked_attention_1_x_4_gradRow3 := &net_encoder_block_1_masked_attention_1_x_4_grad[i0][i1]
+				net_encoder_block_1_masked_attention_1_x_gradRow9 := &net_encoder_block_1_masked_attention_1_x_grad[i0][i1]
 				net_encoder_block_1_masked_attention_1_x_1Row3 := &net_encoder_block_1_masked_attention_1_x_1[i0][i1]
 				v4 := net_encoder_block_1_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_1_masked_attention_1_x_3[i0][i1][0]
 				acc62 := net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc62 += net_encoder_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
+					acc62 += net_encoder_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_encoder_block_1_masked_attention_1_x_1Row3[i2] / v4))
 				}
 				net_encoder_block_1_masked_attention_1_x_3_grad[i0][i1][0] = acc62
 			}
@@ -25773,9 +24828,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centered_gradRow4 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
-			net_encoder_block_1_x_gradRow2 := &net_encoder_block_1_x_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow12 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow2[i2] += net_encoder_block_1_layer_norm_1_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow12[i2] += net_encoder_block_1_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -25813,42 +24868,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_mean_1_gradV := net_encoder_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_encoder_block_1_x_gradRow3 := &net_encoder_block_1_x_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow13 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_x_gradRow3[i2] += net_encoder_block_1_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g1 =+ g; g1 is net.encoder_block#2/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_gradRow4 := &net_encoder_block_1_x_grad[i0][i1]
-			net_encoder_block_2_x1_gradRow := &net_encoder_block_2_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow[i2] += net_encoder_block_1_x_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 45 (net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2): g2 =+ g; g2 is _net.encoder_block#1/x.2.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_gradRow5 := &net_encoder_block_1_x_grad[i0][i1]
-			net_encoder_block_1_x_2_gradRow := &net_encoder_block_1_x_2_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_2_gradRow[i2] += net_encoder_block_1_x_gradRow5[i2]
-			}
-		}
-	}
-
-	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g1 =+ g; g1 is _net.encoder_block#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_x_2_gradRow2 := &net_encoder_block_1_x_2_grad[i0][i1]
-			net_encoder_block_1_x_1_gradRow := &net_encoder_block_1_x_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_x_1_gradRow[i2] += net_encoder_block_1_x_2_gradRow2[i2]
+				net_layer_norm_1_centered_gradRow13[i2] += net_encoder_block_1_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -25856,22 +24878,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_1_x_2_gradRow3 := &net_encoder_block_1_x_2_grad[i0][0]
-			net_encoder_block_1_x_2_gradRow4 := &net_encoder_block_1_x_2_grad[i0][1]
-			net_encoder_block_1_x_2_gradRow5 := &net_encoder_block_1_x_2_grad[i0][2]
-			net_encoder_block_1_x_2_gradRow6 := &net_encoder_block_1_x_2_grad[i0][3]
+			net_layer_norm_1_centered_gradRow14 := &net_layer_norm_1_centered_grad[i0][0]
+			net_layer_norm_1_centered_gradRow15 := &net_layer_norm_1_centered_grad[i0][1]
+			net_layer_norm_1_centered_gradRow16 := &net_layer_norm_1_centered_grad[i0][2]
+			net_layer_norm_1_centered_gradRow17 := &net_layer_norm_1_centered_grad[i0][3]
 			for i2 := range 8 {
 				acc65 := gNetEncoderBlock2Linear1B[i2]
-				acc65 += net_encoder_block_1_x_2_gradRow3[i2]
-				acc65 += net_encoder_block_1_x_2_gradRow4[i2]
-				acc65 += net_encoder_block_1_x_2_gradRow5[i2]
-				acc65 += net_encoder_block_1_x_2_gradRow6[i2]
+				acc65 += net_layer_norm_1_centered_gradRow14[i2]
+				acc65 += net_layer_norm_1_centered_gradRow15[i2]
+				acc65 += net_layer_norm_1_centered_gradRow16[i2]
+				acc65 += net_layer_norm_1_centered_gradRow17[i2]
 				gNetEncoderBlock2Linear1B[i2] = acc65
 			}
 		}
@@ -25880,19 +24902,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.linear#1.w.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX512(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_encoder_block_1_x_1_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm27AVX2(&gNetEncoderBlock2Linear1W[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2Linear1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_linear_1_xRow3 := &net_encoder_block_2_linear_1_x[i0][i1]
 				for i2 := range 8 {
-					net_encoder_block_1_x_1_gradV := net_encoder_block_1_x_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV8 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEncoderBlock2Linear1WRow := (*[16]float64)(gNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
 					for i3 := range 16 {
-						gNetEncoderBlock2Linear1WRow[i3] += net_encoder_block_1_x_1_gradV * net_encoder_block_2_linear_1_xRow3[i3]
+						gNetEncoderBlock2Linear1WRow[i3] += net_layer_norm_1_centered_gradV8 * net_encoder_block_2_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -25902,9 +24924,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 43 (_net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.linear#1/x.grad
 	// float64 broadcast kernel M=8 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX512(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_encoder_block_1_x_1_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
+		ocannlGemm28AVX2(&net_encoder_block_2_linear_1_x_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -25912,19 +24934,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_linear_1_x_gradRow := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetEncoderBlock2Linear1WRow2 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
-					net_encoder_block_1_x_1_gradV2 := net_encoder_block_1_x_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV9 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					pNetEncoderBlock2Linear1WRow3 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+16 : 16*i2+32])
-					net_encoder_block_1_x_1_gradV3 := net_encoder_block_1_x_1_grad[i0][i1][i2+1]
+					net_layer_norm_1_centered_gradV10 := net_layer_norm_1_centered_grad[i0][i1][i2+1]
 					pNetEncoderBlock2Linear1WRow4 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+32 : 16*i2+48])
-					net_encoder_block_1_x_1_gradV4 := net_encoder_block_1_x_1_grad[i0][i1][i2+2]
+					net_layer_norm_1_centered_gradV11 := net_layer_norm_1_centered_grad[i0][i1][i2+2]
 					pNetEncoderBlock2Linear1WRow5 := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2+48 : 16*i2+64])
-					net_encoder_block_1_x_1_gradV5 := net_encoder_block_1_x_1_grad[i0][i1][i2+3]
+					net_layer_norm_1_centered_gradV12 := net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 16 {
 						acc66 := net_encoder_block_2_linear_1_x_gradRow[i3]
-						acc66 += pNetEncoderBlock2Linear1WRow2[i3] * net_encoder_block_1_x_1_gradV2
-						acc66 += pNetEncoderBlock2Linear1WRow3[i3] * net_encoder_block_1_x_1_gradV3
-						acc66 += pNetEncoderBlock2Linear1WRow4[i3] * net_encoder_block_1_x_1_gradV4
-						acc66 += pNetEncoderBlock2Linear1WRow5[i3] * net_encoder_block_1_x_1_gradV5
+						acc66 += pNetEncoderBlock2Linear1WRow2[i3] * net_layer_norm_1_centered_gradV9
+						acc66 += pNetEncoderBlock2Linear1WRow3[i3] * net_layer_norm_1_centered_gradV10
+						acc66 += pNetEncoderBlock2Linear1WRow4[i3] * net_layer_norm_1_centered_gradV11
+						acc66 += pNetEncoderBlock2Linear1WRow5[i3] * net_layer_norm_1_centered_gradV12
 						net_encoder_block_2_linear_1_x_gradRow[i3] = acc66
 					}
 				}
@@ -25952,17 +24974,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2_gradRow2 := &net_encoder_block_2_linear_1_x_2_grad[i0][i1]
-			net_encoder_block_2_linear_1_x_1_gradRow := &net_encoder_block_2_linear_1_x_1_grad[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_2_linear_1_x_1_gradRow[i2] += net_encoder_block_2_linear_1_x_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -25972,16 +24983,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_2_linear_1_x_2_gradRow3 := &net_encoder_block_2_linear_1_x_2_grad[i0][0]
-			net_encoder_block_2_linear_1_x_2_gradRow4 := &net_encoder_block_2_linear_1_x_2_grad[i0][1]
-			net_encoder_block_2_linear_1_x_2_gradRow5 := &net_encoder_block_2_linear_1_x_2_grad[i0][2]
-			net_encoder_block_2_linear_1_x_2_gradRow6 := &net_encoder_block_2_linear_1_x_2_grad[i0][3]
+			net_encoder_block_2_linear_1_x_2_gradRow2 := &net_encoder_block_2_linear_1_x_2_grad[i0][0]
+			net_encoder_block_2_linear_1_x_2_gradRow3 := &net_encoder_block_2_linear_1_x_2_grad[i0][1]
+			net_encoder_block_2_linear_1_x_2_gradRow4 := &net_encoder_block_2_linear_1_x_2_grad[i0][2]
+			net_encoder_block_2_linear_1_x_2_gradRow5 := &net_encoder_block_2_linear_1_x_2_grad[i0][3]
 			for i2 := range 16 {
 				acc67 := gNetEncoderBlock2Dense1B[i2]
+				acc67 += net_encoder_block_2_linear_1_x_2_gradRow2[i2]
 				acc67 += net_encoder_block_2_linear_1_x_2_gradRow3[i2]
 				acc67 += net_encoder_block_2_linear_1_x_2_gradRow4[i2]
 				acc67 += net_encoder_block_2_linear_1_x_2_gradRow5[i2]
-				acc67 += net_encoder_block_2_linear_1_x_2_gradRow6[i2]
 				gNetEncoderBlock2Dense1B[i2] = acc67
 			}
 		}
@@ -25990,19 +25001,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g1 =+ g * v2; g1 is net.encoder_block#2.dense#1.w.grad
 	// float64 broadcast kernel M=16 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm29AVX512(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm29AVX2(&gNetEncoderBlock2Dense1W[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0])
 	} else {
 		*gNetEncoderBlock2Dense1W = [128]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_encoder_block_2_dense_1_xRow3 := &net_encoder_block_2_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_encoder_block_2_linear_1_x_1_gradV := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
+					net_encoder_block_2_linear_1_x_2_gradV := net_encoder_block_2_linear_1_x_2_grad[i0][i1][i2]
 					gNetEncoderBlock2Dense1WRow := (*[8]float64)(gNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gNetEncoderBlock2Dense1WRow[i3] += net_encoder_block_2_linear_1_x_1_gradV * net_encoder_block_2_dense_1_xRow3[i3]
+						gNetEncoderBlock2Dense1WRow[i3] += net_encoder_block_2_linear_1_x_2_gradV * net_encoder_block_2_dense_1_xRow3[i3]
 					}
 				}
 			}
@@ -26012,9 +25023,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 40 (_net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x): g2 =+ v1 * g; g2 is net.encoder_block#2.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm30AVX512(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_1_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
+		ocannlGemm30AVX2(&net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -26022,33 +25033,22 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 				net_encoder_block_2_dense_1_x_gradRow := &net_encoder_block_2_dense_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 16; i2 += 4 {
 					pNetEncoderBlock2Dense1WRow2 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
-					net_encoder_block_2_linear_1_x_1_gradV2 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2]
+					net_encoder_block_2_linear_1_x_2_gradV2 := net_encoder_block_2_linear_1_x_2_grad[i0][i1][i2]
 					pNetEncoderBlock2Dense1WRow3 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+8 : 8*i2+16])
-					net_encoder_block_2_linear_1_x_1_gradV3 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+1]
+					net_encoder_block_2_linear_1_x_2_gradV3 := net_encoder_block_2_linear_1_x_2_grad[i0][i1][i2+1]
 					pNetEncoderBlock2Dense1WRow4 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+16 : 8*i2+24])
-					net_encoder_block_2_linear_1_x_1_gradV4 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+2]
+					net_encoder_block_2_linear_1_x_2_gradV4 := net_encoder_block_2_linear_1_x_2_grad[i0][i1][i2+2]
 					pNetEncoderBlock2Dense1WRow5 := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2+24 : 8*i2+32])
-					net_encoder_block_2_linear_1_x_1_gradV5 := net_encoder_block_2_linear_1_x_1_grad[i0][i1][i2+3]
+					net_encoder_block_2_linear_1_x_2_gradV5 := net_encoder_block_2_linear_1_x_2_grad[i0][i1][i2+3]
 					for i3 := range 8 {
 						acc68 := net_encoder_block_2_dense_1_x_gradRow[i3]
-						acc68 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_1_gradV2
-						acc68 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_1_gradV3
-						acc68 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_1_gradV4
-						acc68 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_1_gradV5
+						acc68 += pNetEncoderBlock2Dense1WRow2[i3] * net_encoder_block_2_linear_1_x_2_gradV2
+						acc68 += pNetEncoderBlock2Dense1WRow3[i3] * net_encoder_block_2_linear_1_x_2_gradV3
+						acc68 += pNetEncoderBlock2Dense1WRow4[i3] * net_encoder_block_2_linear_1_x_2_gradV4
+						acc68 += pNetEncoderBlock2Dense1WRow5[i3] * net_encoder_block_2_linear_1_x_2_gradV5
 						net_encoder_block_2_dense_1_x_gradRow[i3] = acc68
 					}
 				}
-			}
-		}
-	}
-
-	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.encoder_block#2.dense#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_gradRow2 := &net_encoder_block_2_dense_1_x_grad[i0][i1]
-			net_encoder_block_2_dense_1_x_4_gradRow := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_dense_1_x_4_gradRow[i2] += net_encoder_block_2_dense_1_x_gradRow2[i2]
 			}
 		}
 	}
@@ -26062,16 +25062,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_2_dense_1_x_gradRow3 := &net_encoder_block_2_dense_1_x_grad[i0][0]
-			net_encoder_block_2_dense_1_x_gradRow4 := &net_encoder_block_2_dense_1_x_grad[i0][1]
-			net_encoder_block_2_dense_1_x_gradRow5 := &net_encoder_block_2_dense_1_x_grad[i0][2]
-			net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][3]
+			net_encoder_block_2_dense_1_x_gradRow2 := &net_encoder_block_2_dense_1_x_grad[i0][0]
+			net_encoder_block_2_dense_1_x_gradRow3 := &net_encoder_block_2_dense_1_x_grad[i0][1]
+			net_encoder_block_2_dense_1_x_gradRow4 := &net_encoder_block_2_dense_1_x_grad[i0][2]
+			net_encoder_block_2_dense_1_x_gradRow5 := &net_encoder_block_2_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc69 := gNetEncoderBlock2LayerNorm2Beta[i2]
+				acc69 += net_encoder_block_2_dense_1_x_gradRow2[i2]
 				acc69 += net_encoder_block_2_dense_1_x_gradRow3[i2]
 				acc69 += net_encoder_block_2_dense_1_x_gradRow4[i2]
 				acc69 += net_encoder_block_2_dense_1_x_gradRow5[i2]
-				acc69 += net_encoder_block_2_dense_1_x_gradRow6[i2]
 				gNetEncoderBlock2LayerNorm2Beta[i2] = acc69
 			}
 		}
@@ -26080,11 +25080,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.dense#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_dense_1_x_4_gradRow2 := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
+			net_encoder_block_2_dense_1_x_gradRow6 := &net_encoder_block_2_dense_1_x_grad[i0][i1]
 			net_encoder_block_2_dense_1_x_3V2 := net_encoder_block_2_dense_1_x_3[i0][i1][0]
 			net_encoder_block_2_dense_1_x_1_gradRow := &net_encoder_block_2_dense_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_dense_1_x_1_gradRow[i2] += net_encoder_block_2_dense_1_x_4_gradRow2[i2] / net_encoder_block_2_dense_1_x_3V2
+				net_encoder_block_2_dense_1_x_1_gradRow[i2] += net_encoder_block_2_dense_1_x_gradRow6[i2] / net_encoder_block_2_dense_1_x_3V2
 			}
 		}
 	}
@@ -26092,19 +25092,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_dense_1_x_4_gradRow3 := &net_encoder_block_2_dense_1_x_4_grad[i0][i1]
+				net_encoder_block_2_dense_1_x_gradRow7 := &net_encoder_block_2_dense_1_x_grad[i0][i1]
 				net_encoder_block_2_dense_1_x_1Row3 := &net_encoder_block_2_dense_1_x_1[i0][i1]
 				v5 := net_encoder_block_2_dense_1_x_3[i0][i1][0] * net_encoder_block_2_dense_1_x_3[i0][i1][0]
 				acc70 := net_encoder_block_2_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc70 += net_encoder_block_2_dense_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
+					acc70 += net_encoder_block_2_dense_1_x_gradRow7[i2] * (-(net_encoder_block_2_dense_1_x_1Row3[i2] / v5))
 				}
 				net_encoder_block_2_dense_1_x_3_grad[i0][i1][0] = acc70
 			}
@@ -26217,9 +25217,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centered_gradRow4 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
-			net_encoder_block_2_x1_gradRow2 := &net_encoder_block_2_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow18 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow2[i2] += net_encoder_block_2_layer_norm_2_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow18[i2] += net_encoder_block_2_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -26257,31 +25257,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_mean_1_gradV := net_encoder_block_2_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_encoder_block_2_x1_gradRow3 := &net_encoder_block_2_x1_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow19 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_x1_gradRow3[i2] += net_encoder_block_2_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g1 =+ g; g1 is net/h.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_x1_gradRow4 := &net_encoder_block_2_x1_grad[i0][i1]
-			net_h_gradRow := &net_h_grad[i0][i1]
-			for i2 := range 8 {
-				net_h_gradRow[i2] += net_encoder_block_2_x1_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 28 (net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1): g2 =+ g; g2 is _net.encoder_block#2/x1.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_x1_gradRow5 := &net_encoder_block_2_x1_grad[i0][i1]
-			net_encoder_block_2_x1_1_gradRow := &net_encoder_block_2_x1_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_x1_1_gradRow[i2] += net_encoder_block_2_x1_gradRow5[i2]
+				net_layer_norm_1_centered_gradRow19[i2] += net_encoder_block_2_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -26289,20 +25267,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.encoder_block#2.masked_attention#1.w_o.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_x1_1_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&gNetEncoderBlock2MaskedAttention1WO[0], &net_layer_norm_1_centered_grad[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
 	} else {
 		*gNetEncoderBlock2MaskedAttention1WO = [64]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_2_x1_1_gradV := net_encoder_block_2_x1_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV13 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						net_encoder_block_2_masked_attention_1_ctxRow3 := &net_encoder_block_2_masked_attention_1_ctx[i0][i1][i3]
 						gNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(gNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						for i4 := range 4 {
-							gNetEncoderBlock2MaskedAttention1WORow[i4] += net_encoder_block_2_x1_1_gradV * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
+							gNetEncoderBlock2MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV13 * net_encoder_block_2_masked_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -26313,19 +25291,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 27 (_net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.encoder_block#2.masked_attention#1/ctx.grad
 	// float64 broadcast kernel M=8 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX512(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_encoder_block_2_x1_1_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
+		ocannlGemm32AVX2(&net_encoder_block_2_masked_attention_1_ctx_grad[0][0][0][0], &net_layer_norm_1_centered_grad[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 8 {
-					net_encoder_block_2_x1_1_gradV2 := net_encoder_block_2_x1_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV14 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 2 {
 						pNetEncoderBlock2MaskedAttention1WORow2 := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
 						net_encoder_block_2_masked_attention_1_ctx_gradRow := &net_encoder_block_2_masked_attention_1_ctx_grad[i0][i1][i3]
 						for i4 := range 4 {
-							net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_encoder_block_2_x1_1_gradV2
+							net_encoder_block_2_masked_attention_1_ctx_gradRow[i4] += pNetEncoderBlock2MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV14
 						}
 					}
 				}
@@ -26437,19 +25415,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g1 =+ g; g1 is net.encoder_block#2.masked_attention#1/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_masked_gradRow := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					net_encoder_block_2_masked_attention_1_masked_gradRow[i3] += net_encoder_block_2_masked_attention_1_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -26461,10 +25426,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow2 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					acc75 := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc75 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						acc75 -= net_encoder_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
 					net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0] = acc75
 				}
@@ -26518,7 +25483,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 			for i2 := range 2 {
 				net_encoder_block_2_masked_attention_1_m_argmax_21V := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
 				net_encoder_block_2_masked_attention_1_m_gradV := net_encoder_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
-				net_encoder_block_2_masked_attention_1_masked_gradRow2 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_ex_1_gradRow3 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r21 float64
 					if ordinals_2[i3] == net_encoder_block_2_masked_attention_1_m_argmax_21V {
@@ -26528,7 +25493,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 					if r21 != 0 {
 						r22 = net_encoder_block_2_masked_attention_1_m_gradV
 					}
-					net_encoder_block_2_masked_attention_1_masked_gradRow2[i3] += r22
+					net_encoder_block_2_masked_attention_1_ex_1_gradRow3[i3] += r22
 				}
 			}
 		}
@@ -26539,12 +25504,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		for i1 := range 4 {
 			net_maskRow4 := &net_mask[i1]
 			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_masked_gradRow3 := &net_encoder_block_2_masked_attention_1_masked_grad[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_ex_1_gradRow4 := &net_encoder_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 				net_encoder_block_2_masked_attention_1_scores_gradRow := &net_encoder_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r23 := float64(0)
 					if net_maskRow4[i3] != 0 {
-						r23 = net_encoder_block_2_masked_attention_1_masked_gradRow3[i3]
+						r23 = net_encoder_block_2_masked_attention_1_ex_1_gradRow4[i3]
 					}
 					net_encoder_block_2_masked_attention_1_scores_gradRow[i3] += r23
 				}
@@ -26779,17 +25744,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.encoder_block#2.masked_attention#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_gradRow4 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
-			net_encoder_block_2_masked_attention_1_x_4_gradRow := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_x_4_gradRow[i2] += net_encoder_block_2_masked_attention_1_x_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -26799,16 +25753,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_encoder_block_2_masked_attention_1_x_gradRow5 := &net_encoder_block_2_masked_attention_1_x_grad[i0][0]
-			net_encoder_block_2_masked_attention_1_x_gradRow6 := &net_encoder_block_2_masked_attention_1_x_grad[i0][1]
-			net_encoder_block_2_masked_attention_1_x_gradRow7 := &net_encoder_block_2_masked_attention_1_x_grad[i0][2]
-			net_encoder_block_2_masked_attention_1_x_gradRow8 := &net_encoder_block_2_masked_attention_1_x_grad[i0][3]
+			net_encoder_block_2_masked_attention_1_x_gradRow4 := &net_encoder_block_2_masked_attention_1_x_grad[i0][0]
+			net_encoder_block_2_masked_attention_1_x_gradRow5 := &net_encoder_block_2_masked_attention_1_x_grad[i0][1]
+			net_encoder_block_2_masked_attention_1_x_gradRow6 := &net_encoder_block_2_masked_attention_1_x_grad[i0][2]
+			net_encoder_block_2_masked_attention_1_x_gradRow7 := &net_encoder_block_2_masked_attention_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc81 := gNetEncoderBlock2LayerNorm1Beta[i2]
+				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow4[i2]
 				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow5[i2]
 				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow6[i2]
 				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow7[i2]
-				acc81 += net_encoder_block_2_masked_attention_1_x_gradRow8[i2]
 				gNetEncoderBlock2LayerNorm1Beta[i2] = acc81
 			}
 		}
@@ -26817,11 +25771,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.encoder_block#2.masked_attention#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_masked_attention_1_x_4_gradRow2 := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
+			net_encoder_block_2_masked_attention_1_x_gradRow8 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
 			net_encoder_block_2_masked_attention_1_x_3V2 := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
 			net_encoder_block_2_masked_attention_1_x_1_gradRow := &net_encoder_block_2_masked_attention_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_masked_attention_1_x_1_gradRow[i2] += net_encoder_block_2_masked_attention_1_x_4_gradRow2[i2] / net_encoder_block_2_masked_attention_1_x_3V2
+				net_encoder_block_2_masked_attention_1_x_1_gradRow[i2] += net_encoder_block_2_masked_attention_1_x_gradRow8[i2] / net_encoder_block_2_masked_attention_1_x_3V2
 			}
 		}
 	}
@@ -26829,19 +25783,19 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_masked_attention_1_x_4_gradRow3 := &net_encoder_block_2_masked_attention_1_x_4_grad[i0][i1]
+				net_encoder_block_2_masked_attention_1_x_gradRow9 := &net_encoder_block_2_masked_attention_1_x_grad[i0][i1]
 				net_encoder_block_2_masked_attention_1_x_1Row3 := &net_encoder_block_2_masked_attention_1_x_1[i0][i1]
 				v7 := net_encoder_block_2_masked_attention_1_x_3[i0][i1][0] * net_encoder_block_2_masked_attention_1_x_3[i0][i1][0]
 				acc82 := net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc82 += net_encoder_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
+					acc82 += net_encoder_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_encoder_block_2_masked_attention_1_x_1Row3[i2] / v7))
 				}
 				net_encoder_block_2_masked_attention_1_x_3_grad[i0][i1][0] = acc82
 			}
@@ -26954,9 +25908,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_centered_gradRow4 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
-			net_h_gradRow2 := &net_h_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow20 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h_gradRow2[i2] += net_encoder_block_2_layer_norm_1_centered_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow20[i2] += net_encoder_block_2_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -26994,20 +25948,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_mean_1_gradV := net_encoder_block_2_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_h_gradRow3 := &net_h_grad[i0][i1]
+			net_layer_norm_1_centered_gradRow21 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_h_gradRow3[i2] += net_encoder_block_2_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_h_gradRow4 := &net_h_grad[i0][i1]
-			net_h_1_gradRow := &net_h_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_h_1_gradRow[i2] += net_h_gradRow4[i2]
+				net_layer_norm_1_centered_gradRow21[i2] += net_encoder_block_2_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -27015,16 +25958,16 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce57AVX512(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce57AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce57AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce57AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_h_gradRow5 := &net_h_grad[i0][i1]
+				net_layer_norm_1_centered_gradRow22 := &net_layer_norm_1_centered_grad[i0][i1]
 				gNetPosRow := (*[8]float64)(gNetPos[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gNetPosRow[i2] += net_h_gradRow5[i2]
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
 			}
 		}
@@ -27034,21 +25977,21 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_onehotRow3 := &net_onehot[i0][i1]
 				for i2 := range 8 {
-					net_h_1_gradV := net_h_1_grad[i0][i1][i2]
+					net_layer_norm_1_centered_gradV15 := net_layer_norm_1_centered_grad[i0][i1][i2]
 					gNetEmbRow := (*[6]float64)(gNetEmb[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gNetEmbRow[i3] += net_h_1_gradV * net_onehotRow3[i3]
+						gNetEmbRow[i3] += net_layer_norm_1_centered_gradV15 * net_onehotRow3[i3]
 					}
 				}
 			}
@@ -28281,7 +27224,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -28855,7 +27798,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -30526,7 +29469,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -31100,7 +30043,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -32760,7 +31703,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1, with _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -33310,7 +32253,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1, with _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -35174,9 +34117,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //
 //	# zero the gradients
 //	fill net.linear#1.w.grad with 0
-//	fill _net.mixer_block#1/x.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill net.mixer_block#1/x.grad with 0
 //	fill _net.mixer_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/centered.grad with 0
@@ -35187,15 +34128,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1/t.1.grad with 0
 //	fill _net.mixer_block#1/t.2.grad with 0
 //	fill _net.mixer_block#1/t.3.grad with 0
-//	fill _net.mixer_block#1/t.4.grad with 0
 //	fill net.mixer_block#1.layer_norm#1.beta.grad with 0
 //	fill net.mixer_block#1/t.grad with 0
 //	fill net.mixer_block#1.tok1.grad with 0
 //	fill _net.mixer_block#1/u.1.grad with 0
 //	fill net.mixer_block#1/u.grad with 0
 //	fill net.mixer_block#1.tok2.grad with 0
-//	fill _net.mixer_block#1/x1.1.grad with 0
-//	fill net.mixer_block#1/x1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/centered.grad with 0
@@ -35206,27 +34144,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1.dense#1/x.1.grad with 0
 //	fill _net.mixer_block#1.dense#1/x.2.grad with 0
 //	fill _net.mixer_block#1.dense#1/x.3.grad with 0
-//	fill _net.mixer_block#1.dense#1/x.4.grad with 0
 //	fill net.mixer_block#1.layer_norm#2.beta.grad with 0
 //	fill net.mixer_block#1.dense#1/x.grad with 0
 //	fill net.mixer_block#1.ch2.grad with 0
 //	fill net.mixer_block#1.dense#1.w.grad with 0
-//	fill _net/y.1.grad with 0
 //	fill net.mixer_block#1.dense#1.b.grad with 0
 //	fill _net/y.2.grad with 0
 //	fill _net/y.3.grad with 0
-//	fill _net/y.4.grad with 0
-//	fill _net/y.5.grad with 0
 //	fill net.mixer_block#1.ch2_b.grad with 0
 //	fill net/y.grad with 0
 //	fill _net/pooled.1.grad with 0
 //	fill net/pooled.grad with 0
 //	fill net.linear#2.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#2.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -35255,10 +34186,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..2:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -35277,17 +34205,14 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@38 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@38 with 3
@@ -35300,29 +34225,26 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 38 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@38[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@38[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#2.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#2.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 36 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/pooled): g1 =+ g * v2; g1 is net.linear#2.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.linear#2.w.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/pooled[i0, i2]
+//	      net.linear#2.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/pooled[i0, i2]
 //
 //	# backprop of op 36 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net/pooled.grad[i0, i2] += net.linear#2.w[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/pooled.grad[i0, i2] += net.linear#2.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 35 (net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1): g1 =+ g / v2; g1 is _net/pooled.1.grad
 //	for i0 in 0..1:
@@ -35335,11 +34257,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..3:
 //	      net/y.grad[i0, i2, i1] += _net/pooled.1.grad[i0, i1]
 //
-//	# backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g1 =+ g; g1 is _net/y.5.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/y.5.grad[i0, i1, i2] += net/y.grad[i0, i1, i2]
+//	# backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g1 =+ g; g1 is _net/y.5.grad (the copy elided: _net/y.5.grad reads net/y.grad)
 //
 //	# backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
 //	for i0 in 0..1:  # reduction
@@ -35347,31 +34265,23 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..7:
 //	      net.mixer_block#1.ch2_b.grad[i2] += net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += _net/y.5.grad[i0, i1, i2]
+//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad (the copy elided: net.mixer_block#1/x1.grad reads _net/y.5.grad)
 //
-//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g2 =+ g; g2 is _net/y.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net/y.4.grad[i0, i1, i2] += _net/y.5.grad[i0, i1, i2]
+//	# backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g2 =+ g; g2 is _net/y.4.grad (the copy elided: _net/y.4.grad reads _net/y.5.grad)
 //
 //	# backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..11:
-//	        net.mixer_block#1.ch2.grad[i2, i3] += _net/y.4.grad[i0, i1, i2] * _net/y.3[i0, i1, i3]
+//	        net.mixer_block#1.ch2.grad[i2, i3] += net/y.grad[i0, i1, i2] * _net/y.3[i0, i1, i3]
 //
 //	# backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..11:
-//	        _net/y.3.grad[i0, i1, i3] += net.mixer_block#1.ch2[i2, i3] * _net/y.4.grad[i0, i1, i2]
+//	        _net/y.3.grad[i0, i1, i3] += net.mixer_block#1.ch2[i2, i3] * net/y.grad[i0, i1, i2]
 //
 //	# backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < v1), g, 0); g1 is _net/y.2.grad
 //	for i0 in 0..1:
@@ -35379,11 +34289,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	    for i2 in 0..11:
 //	      _net/y.2.grad[i0, i1, i2] += where(0 < _net/y.2[i0, i1, i2], _net/y.3.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g1 =+ g; g1 is _net/y.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..11:
-//	      _net/y.1.grad[i0, i1, i2] += _net/y.2.grad[i0, i1, i2]
+//	# backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g1 =+ g; g1 is _net/y.1.grad (the copy elided: _net/y.1.grad reads _net/y.2.grad)
 //
 //	# backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 //	for i0 in 0..1:  # reduction
@@ -35396,20 +34302,16 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..11:
 //	      for i3 in 0..7:
-//	        net.mixer_block#1.dense#1.w.grad[i2, i3] += _net/y.1.grad[i0, i1, i2] * net.mixer_block#1.dense#1/x[i0, i1, i3]
+//	        net.mixer_block#1.dense#1.w.grad[i2, i3] += _net/y.2.grad[i0, i1, i2] * net.mixer_block#1.dense#1/x[i0, i1, i3]
 //
 //	# backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:  # reduction
 //	      for i3 in 0..7:
-//	        net.mixer_block#1.dense#1/x.grad[i0, i1, i3] += net.mixer_block#1.dense#1.w[i2, i3] * _net/y.1.grad[i0, i1, i2]
+//	        net.mixer_block#1.dense#1/x.grad[i0, i1, i3] += net.mixer_block#1.dense#1.w[i2, i3] * _net/y.2.grad[i0, i1, i2]
 //
-//	# backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.mixer_block#1.dense#1/x.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.dense#1/x.4.grad[i0, i1, i2] += net.mixer_block#1.dense#1/x.grad[i0, i1, i2]
+//	# backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.mixer_block#1.dense#1/x.4.grad (the copy elided: _net.mixer_block#1.dense#1/x.4.grad reads net.mixer_block#1.dense#1/x.grad)
 //
 //	# backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -35421,13 +34323,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.mixer_block#1.dense#1/x.1.grad[i0, i1, i2] += _net.mixer_block#1.dense#1/x.4.grad[i0, i1, i2] / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]
+//	      _net.mixer_block#1.dense#1/x.1.grad[i0, i1, i2] += net.mixer_block#1.dense#1/x.grad[i0, i1, i2] / _net.mixer_block#1.dense#1/x.3[i0, i1, 0]
 //
 //	# backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.dense#1/x.3.grad[i0, i1, 0] += _net.mixer_block#1.dense#1/x.4.grad[i0, i1, i2] * neg(_net.mixer_block#1.dense#1/x.1[i0, i1, i2] / (_net.mixer_block#1.dense#1/x.3[i0, i1, 0] * _net.mixer_block#1.dense#1/x.3[i0, i1, 0]))
+//	      _net.mixer_block#1.dense#1/x.3.grad[i0, i1, 0] += net.mixer_block#1.dense#1/x.grad[i0, i1, i2] * neg(_net.mixer_block#1.dense#1/x.1[i0, i1, i2] / (_net.mixer_block#1.dense#1/x.3[i0, i1, 0] * _net.mixer_block#1.dense#1/x.3[i0, i1, 0]))
 //
 //	# backprop of op 25 (_net.mixer_block#1.dense#1/x.3 = pointwise sqrt of _net.mixer_block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.mixer_block#1.dense#1/x.2.grad
 //	for i0 in 0..1:
@@ -35478,7 +34380,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2]
+//	      net/y.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 //	for i0 in 0..1:
@@ -35495,33 +34397,25 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
+//	      net/y.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += net.mixer_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad (the copy elided: net.mixer_block#1/x.grad reads net.mixer_block#1/x1.grad)
 //
-//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g2 =+ g; g2 is _net.mixer_block#1/x1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/x1.1.grad[i0, i1, i2] += net.mixer_block#1/x1.grad[i0, i1, i2]
+//	# backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g2 =+ g; g2 is _net.mixer_block#1/x1.1.grad (the copy elided: _net.mixer_block#1/x1.1.grad reads net.mixer_block#1/x1.grad)
 //
 //	# backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g1 =+ g * v2; g1 is net.mixer_block#1/u.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..4:
-//	        net.mixer_block#1/u.grad[i0, i3, i2] += _net.mixer_block#1/x1.1.grad[i0, i1, i2] * net.mixer_block#1.tok2[i1, i3]
+//	        net.mixer_block#1/u.grad[i0, i3, i2] += net/y.grad[i0, i1, i2] * net.mixer_block#1.tok2[i1, i3]
 //
 //	# backprop of op 15 (_net.mixer_block#1/x1.1 = einsum "+*" "... h | c; h -> p => ... p | c" of net.mixer_block#1/u, net.mixer_block#1.tok2): g2 =+ v1 * g; g2 is net.mixer_block#1.tok2.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
 //	      for i3 in 0..4:
-//	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * _net.mixer_block#1/x1.1.grad[i0, i1, i2]
+//	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * net/y.grad[i0, i1, i2]
 //
 //	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
 //	for i0 in 0..1:
@@ -35543,11 +34437,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..3:
 //	        net.mixer_block#1.tok1.grad[i1, i3] += net.mixer_block#1/t[i0, i3, i2] * _net.mixer_block#1/u.1.grad[i0, i1, i2]
 //
-//	# backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.mixer_block#1/t.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/t.4.grad[i0, i1, i2] += net.mixer_block#1/t.grad[i0, i1, i2]
+//	# backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.mixer_block#1/t.4.grad (the copy elided: _net.mixer_block#1/t.4.grad reads net.mixer_block#1/t.grad)
 //
 //	# backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -35559,13 +34449,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      _net.mixer_block#1/t.1.grad[i0, i1, i2] += _net.mixer_block#1/t.4.grad[i0, i1, i2] / _net.mixer_block#1/t.3[i0, i1, 0]
+//	      _net.mixer_block#1/t.1.grad[i0, i1, i2] += net.mixer_block#1/t.grad[i0, i1, i2] / _net.mixer_block#1/t.3[i0, i1, 0]
 //
 //	# backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1/t.3.grad[i0, i1, 0] += _net.mixer_block#1/t.4.grad[i0, i1, i2] * neg(_net.mixer_block#1/t.1[i0, i1, i2] / (_net.mixer_block#1/t.3[i0, i1, 0] * _net.mixer_block#1/t.3[i0, i1, 0]))
+//	      _net.mixer_block#1/t.3.grad[i0, i1, 0] += net.mixer_block#1/t.grad[i0, i1, i2] * neg(_net.mixer_block#1/t.1[i0, i1, i2] / (_net.mixer_block#1/t.3[i0, i1, 0] * _net.mixer_block#1/t.3[i0, i1, 0]))
 //
 //	# backprop of op 10 (_net.mixer_block#1/t.3 = pointwise sqrt of _net.mixer_block#1/t.2): g1 =+ g / (2 * t); g1 is _net.mixer_block#1/t.2.grad
 //	for i0 in 0..1:
@@ -35616,7 +34506,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2]
+//	      net/y.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 //	for i0 in 0..1:
@@ -35633,26 +34523,22 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1/x.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
+//	      net/y.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g1 =+ g; g1 is _net.mixer_block#1/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1/x.1.grad[i0, i1, i2] += net.mixer_block#1/x.grad[i0, i1, i2]
+//	# backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g1 =+ g; g1 is _net.mixer_block#1/x.1.grad (the copy elided: _net.mixer_block#1/x.1.grad reads net.mixer_block#1/x.grad)
 //
 //	# backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
-//	      net.linear#1.b.grad[i2] += net.mixer_block#1/x.grad[i0, i1, i2]
+//	      net.linear#1.b.grad[i2] += net/y.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (_net.mixer_block#1/x.1 = compose "*" of net.linear#1.w, patches): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..7:
 //	      for i3 in 0..5:
-//	        net.linear#1.w.grad[i2, i3] += _net.mixer_block#1/x.1.grad[i0, i1, i2] * patches[i0, i1, i3]
+//	        net.linear#1.w.grad[i2, i3] += net/y.grad[i0, i1, i2] * patches[i0, i1, i3]
 func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetLinear1W *[48]float64, pNetLinear1B *[8]float64, pNetMixerBlock1LayerNorm1Gamma *[8]float64, pNetMixerBlock1LayerNorm1Beta *[8]float64, pNetMixerBlock1Tok1 *[20]float64, pNetMixerBlock1Tok2 *[20]float64, pNetMixerBlock1Ch2 *[96]float64, pNetMixerBlock1LayerNorm2Gamma *[8]float64, pNetMixerBlock1LayerNorm2Beta *[8]float64, pNetMixerBlock1Dense1W *[96]float64, pNetMixerBlock1Dense1B *[12]float64, pNetMixerBlock1Ch2B *[8]float64, pNetLinear2W *[24]float64, pNetLinear2B *[3]float64, gNetLinear1W *[48]float64, gNetLinear1B *[8]float64, gNetMixerBlock1LayerNorm1Gamma *[8]float64, gNetMixerBlock1LayerNorm1Beta *[8]float64, gNetMixerBlock1Tok1 *[20]float64, gNetMixerBlock1Tok2 *[20]float64, gNetMixerBlock1Ch2 *[96]float64, gNetMixerBlock1LayerNorm2Gamma *[8]float64, gNetMixerBlock1LayerNorm2Beta *[8]float64, gNetMixerBlock1Dense1W *[96]float64, gNetMixerBlock1Dense1B *[12]float64, gNetMixerBlock1Ch2B *[8]float64, gNetLinear2W *[24]float64, gNetLinear2B *[3]float64, loss *[1]float64) {
 	var net_mixer_block_1_x_1 [2][4][8]float64
 	var net_mixer_block_1_x [2][4][8]float64
@@ -35697,8 +34583,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var train_1 [2][3]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_mixer_block_1_x_1_grad [2][4][8]float64
-	var net_mixer_block_1_x_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered_grad [2][4][8]float64
@@ -35708,12 +34592,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_t_1_grad [2][4][8]float64
 	var net_mixer_block_1_t_2_grad [2][4][1]float64
 	var net_mixer_block_1_t_3_grad [2][4][1]float64
-	var net_mixer_block_1_t_4_grad [2][4][8]float64
 	var net_mixer_block_1_t_grad [2][4][8]float64
 	var net_mixer_block_1_u_1_grad [2][5][8]float64
 	var net_mixer_block_1_u_grad [2][5][8]float64
-	var net_mixer_block_1_x1_1_grad [2][4][8]float64
-	var net_mixer_block_1_x1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered_grad [2][4][8]float64
@@ -35723,20 +34604,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_dense_1_x_1_grad [2][4][8]float64
 	var net_mixer_block_1_dense_1_x_2_grad [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_3_grad [2][4][1]float64
-	var net_mixer_block_1_dense_1_x_4_grad [2][4][8]float64
 	var net_mixer_block_1_dense_1_x_grad [2][4][8]float64
-	var net_y_1_grad [2][4][12]float64
 	var net_y_2_grad [2][4][12]float64
 	var net_y_3_grad [2][4][12]float64
-	var net_y_4_grad [2][4][8]float64
-	var net_y_5_grad [2][4][8]float64
 	var net_y_grad [2][4][8]float64
 	var net_pooled_1_grad [2][8]float64
 	var net_pooled_grad [2][8]float64
-	var train_cross_entropy_1_logits_1_grad [2][3]float64
-	var train_cross_entropy_1_logits_grad [2][3]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][3]float64
 	var train_cross_entropy_1_logp_1_grad [2][3]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -36402,22 +35276,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc15 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc15 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc15 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc15
 	}
@@ -36440,28 +35305,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc16 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc16 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc16 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc16
 	}
@@ -36495,7 +35351,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_38V := train_cross_entropy_1_m_argmax_38[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_38V {
@@ -36505,27 +35361,18 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 37 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 3 {
 		acc18 := gNetLinear2B[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetLinear2B[i1] = acc18
 	}
 
@@ -36533,10 +35380,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		net_pooledRow3 := &net_pooled[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear2WRow := (*[8]float64)(gNetLinear2W[8*i1 : 8*i1+8])
 			for i2 := range 8 {
-				gNetLinear2WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_pooledRow3[i2]
+				gNetLinear2WRow[i2] += train_cross_entropy_1_logp_gradV * net_pooledRow3[i2]
 			}
 		}
 	}
@@ -36548,14 +35395,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	pNetLinear2WRow4 := (*[8]float64)(pNetLinear2W[16:24])
 	for i0 := range 2 {
 		net_pooled_gradRow := &net_pooled_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-		train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 8 {
 			acc19 := net_pooled_gradRow[i2]
-			acc19 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc19 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc19 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			acc19 += pNetLinear2WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc19 += pNetLinear2WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc19 += pNetLinear2WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_pooled_gradRow[i2] = acc19
 		}
 	}
@@ -36572,9 +35419,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap41AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap41AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -36583,17 +35430,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				for i2 := range 4 {
 					net_y_gradRow[i2][i1] += net_pooled_1_gradV
 				}
-			}
-		}
-	}
-
-	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g1 =+ g; g1 is _net/y.5.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_gradRow2 := &net_y_grad[i0][i1]
-			net_y_5_gradRow := &net_y_5_grad[i0][i1]
-			for i2 := range 8 {
-				net_y_5_gradRow[i2] += net_y_gradRow2[i2]
 			}
 		}
 	}
@@ -36607,39 +35443,17 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_y_gradRow3 := &net_y_grad[i0][0]
-			net_y_gradRow4 := &net_y_grad[i0][1]
-			net_y_gradRow5 := &net_y_grad[i0][2]
-			net_y_gradRow6 := &net_y_grad[i0][3]
+			net_y_gradRow2 := &net_y_grad[i0][0]
+			net_y_gradRow3 := &net_y_grad[i0][1]
+			net_y_gradRow4 := &net_y_grad[i0][2]
+			net_y_gradRow5 := &net_y_grad[i0][3]
 			for i2 := range 8 {
 				acc20 := gNetMixerBlock1Ch2B[i2]
+				acc20 += net_y_gradRow2[i2]
 				acc20 += net_y_gradRow3[i2]
 				acc20 += net_y_gradRow4[i2]
 				acc20 += net_y_gradRow5[i2]
-				acc20 += net_y_gradRow6[i2]
 				gNetMixerBlock1Ch2B[i2] = acc20
-			}
-		}
-	}
-
-	// backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g1 =+ g; g1 is net.mixer_block#1/x1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_5_gradRow2 := &net_y_5_grad[i0][i1]
-			net_mixer_block_1_x1_gradRow := &net_mixer_block_1_x1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow[i2] += net_y_5_gradRow2[i2]
-			}
-		}
-	}
-
-	// backprop of op 32 (_net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4): g2 =+ g; g2 is _net/y.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_5_gradRow3 := &net_y_5_grad[i0][i1]
-			net_y_4_gradRow := &net_y_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_y_4_gradRow[i2] += net_y_5_gradRow3[i2]
 			}
 		}
 	}
@@ -36647,19 +35461,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm42AVX512(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm42AVX2(&gNetMixerBlock1Ch2[0], &net_y_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
 		*gNetMixerBlock1Ch2 = [96]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_y_3Row3 := &net_y_3[i0][i1]
 				for i2 := range 8 {
-					net_y_4_gradV := net_y_4_grad[i0][i1][i2]
+					net_y_gradV := net_y_grad[i0][i1][i2]
 					gNetMixerBlock1Ch2Row := (*[12]float64)(gNetMixerBlock1Ch2[12*i2 : 12*i2+12])
 					for i3 := range 12 {
-						gNetMixerBlock1Ch2Row[i3] += net_y_4_gradV * net_y_3Row3[i3]
+						gNetMixerBlock1Ch2Row[i3] += net_y_gradV * net_y_3Row3[i3]
 					}
 				}
 			}
@@ -36669,9 +35483,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm43AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm43AVX512(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm43AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm43AVX2(&net_y_3_grad[0][0][0], &net_y_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -36679,19 +35493,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				net_y_3_gradRow := &net_y_3_grad[i0][i1]
 				for i2 := 0; i2 < 8; i2 += 4 {
 					pNetMixerBlock1Ch2Row2 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2 : 12*i2+12])
-					net_y_4_gradV2 := net_y_4_grad[i0][i1][i2]
+					net_y_gradV2 := net_y_grad[i0][i1][i2]
 					pNetMixerBlock1Ch2Row3 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+12 : 12*i2+24])
-					net_y_4_gradV3 := net_y_4_grad[i0][i1][i2+1]
+					net_y_gradV3 := net_y_grad[i0][i1][i2+1]
 					pNetMixerBlock1Ch2Row4 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+24 : 12*i2+36])
-					net_y_4_gradV4 := net_y_4_grad[i0][i1][i2+2]
+					net_y_gradV4 := net_y_grad[i0][i1][i2+2]
 					pNetMixerBlock1Ch2Row5 := (*[12]float64)(pNetMixerBlock1Ch2[12*i2+36 : 12*i2+48])
-					net_y_4_gradV5 := net_y_4_grad[i0][i1][i2+3]
+					net_y_gradV5 := net_y_grad[i0][i1][i2+3]
 					for i3 := range 12 {
 						acc21 := net_y_3_gradRow[i3]
-						acc21 += pNetMixerBlock1Ch2Row2[i3] * net_y_4_gradV2
-						acc21 += pNetMixerBlock1Ch2Row3[i3] * net_y_4_gradV3
-						acc21 += pNetMixerBlock1Ch2Row4[i3] * net_y_4_gradV4
-						acc21 += pNetMixerBlock1Ch2Row5[i3] * net_y_4_gradV5
+						acc21 += pNetMixerBlock1Ch2Row2[i3] * net_y_gradV2
+						acc21 += pNetMixerBlock1Ch2Row3[i3] * net_y_gradV3
+						acc21 += pNetMixerBlock1Ch2Row4[i3] * net_y_gradV4
+						acc21 += pNetMixerBlock1Ch2Row5[i3] * net_y_gradV5
 						net_y_3_gradRow[i3] = acc21
 					}
 				}
@@ -36719,17 +35533,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g1 =+ g; g1 is _net/y.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_2_gradRow2 := &net_y_2_grad[i0][i1]
-			net_y_1_gradRow := &net_y_1_grad[i0][i1]
-			for i2 := range 12 {
-				net_y_1_gradRow[i2] += net_y_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -36739,16 +35542,16 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_y_2_gradRow3 := &net_y_2_grad[i0][0]
-			net_y_2_gradRow4 := &net_y_2_grad[i0][1]
-			net_y_2_gradRow5 := &net_y_2_grad[i0][2]
-			net_y_2_gradRow6 := &net_y_2_grad[i0][3]
+			net_y_2_gradRow2 := &net_y_2_grad[i0][0]
+			net_y_2_gradRow3 := &net_y_2_grad[i0][1]
+			net_y_2_gradRow4 := &net_y_2_grad[i0][2]
+			net_y_2_gradRow5 := &net_y_2_grad[i0][3]
 			for i2 := range 12 {
 				acc22 := gNetMixerBlock1Dense1B[i2]
+				acc22 += net_y_2_gradRow2[i2]
 				acc22 += net_y_2_gradRow3[i2]
 				acc22 += net_y_2_gradRow4[i2]
 				acc22 += net_y_2_gradRow5[i2]
-				acc22 += net_y_2_gradRow6[i2]
 				gNetMixerBlock1Dense1B[i2] = acc22
 			}
 		}
@@ -36757,19 +35560,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm44AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm44AVX512(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm44AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm44AVX2(&gNetMixerBlock1Dense1W[0], &net_y_2_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		*gNetMixerBlock1Dense1W = [96]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				net_mixer_block_1_dense_1_xRow3 := &net_mixer_block_1_dense_1_x[i0][i1]
 				for i2 := range 12 {
-					net_y_1_gradV := net_y_1_grad[i0][i1][i2]
+					net_y_2_gradV := net_y_2_grad[i0][i1][i2]
 					gNetMixerBlock1Dense1WRow := (*[8]float64)(gNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gNetMixerBlock1Dense1WRow[i3] += net_y_1_gradV * net_mixer_block_1_dense_1_xRow3[i3]
+						gNetMixerBlock1Dense1WRow[i3] += net_y_2_gradV * net_mixer_block_1_dense_1_xRow3[i3]
 					}
 				}
 			}
@@ -36779,9 +35582,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm45AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm45AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm45AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm45AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_2_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -36789,33 +35592,22 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 				net_mixer_block_1_dense_1_x_gradRow := &net_mixer_block_1_dense_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 12; i2 += 4 {
 					pNetMixerBlock1Dense1WRow2 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2 : 8*i2+8])
-					net_y_1_gradV2 := net_y_1_grad[i0][i1][i2]
+					net_y_2_gradV2 := net_y_2_grad[i0][i1][i2]
 					pNetMixerBlock1Dense1WRow3 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+8 : 8*i2+16])
-					net_y_1_gradV3 := net_y_1_grad[i0][i1][i2+1]
+					net_y_2_gradV3 := net_y_2_grad[i0][i1][i2+1]
 					pNetMixerBlock1Dense1WRow4 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+16 : 8*i2+24])
-					net_y_1_gradV4 := net_y_1_grad[i0][i1][i2+2]
+					net_y_2_gradV4 := net_y_2_grad[i0][i1][i2+2]
 					pNetMixerBlock1Dense1WRow5 := (*[8]float64)(pNetMixerBlock1Dense1W[8*i2+24 : 8*i2+32])
-					net_y_1_gradV5 := net_y_1_grad[i0][i1][i2+3]
+					net_y_2_gradV5 := net_y_2_grad[i0][i1][i2+3]
 					for i3 := range 8 {
 						acc23 := net_mixer_block_1_dense_1_x_gradRow[i3]
-						acc23 += pNetMixerBlock1Dense1WRow2[i3] * net_y_1_gradV2
-						acc23 += pNetMixerBlock1Dense1WRow3[i3] * net_y_1_gradV3
-						acc23 += pNetMixerBlock1Dense1WRow4[i3] * net_y_1_gradV4
-						acc23 += pNetMixerBlock1Dense1WRow5[i3] * net_y_1_gradV5
+						acc23 += pNetMixerBlock1Dense1WRow2[i3] * net_y_2_gradV2
+						acc23 += pNetMixerBlock1Dense1WRow3[i3] * net_y_2_gradV3
+						acc23 += pNetMixerBlock1Dense1WRow4[i3] * net_y_2_gradV4
+						acc23 += pNetMixerBlock1Dense1WRow5[i3] * net_y_2_gradV5
 						net_mixer_block_1_dense_1_x_gradRow[i3] = acc23
 					}
 				}
-			}
-		}
-	}
-
-	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.mixer_block#1.dense#1/x.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_gradRow2 := &net_mixer_block_1_dense_1_x_grad[i0][i1]
-			net_mixer_block_1_dense_1_x_4_gradRow := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_dense_1_x_4_gradRow[i2] += net_mixer_block_1_dense_1_x_gradRow2[i2]
 			}
 		}
 	}
@@ -36829,16 +35621,16 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_mixer_block_1_dense_1_x_gradRow3 := &net_mixer_block_1_dense_1_x_grad[i0][0]
-			net_mixer_block_1_dense_1_x_gradRow4 := &net_mixer_block_1_dense_1_x_grad[i0][1]
-			net_mixer_block_1_dense_1_x_gradRow5 := &net_mixer_block_1_dense_1_x_grad[i0][2]
-			net_mixer_block_1_dense_1_x_gradRow6 := &net_mixer_block_1_dense_1_x_grad[i0][3]
+			net_mixer_block_1_dense_1_x_gradRow2 := &net_mixer_block_1_dense_1_x_grad[i0][0]
+			net_mixer_block_1_dense_1_x_gradRow3 := &net_mixer_block_1_dense_1_x_grad[i0][1]
+			net_mixer_block_1_dense_1_x_gradRow4 := &net_mixer_block_1_dense_1_x_grad[i0][2]
+			net_mixer_block_1_dense_1_x_gradRow5 := &net_mixer_block_1_dense_1_x_grad[i0][3]
 			for i2 := range 8 {
 				acc24 := gNetMixerBlock1LayerNorm2Beta[i2]
+				acc24 += net_mixer_block_1_dense_1_x_gradRow2[i2]
 				acc24 += net_mixer_block_1_dense_1_x_gradRow3[i2]
 				acc24 += net_mixer_block_1_dense_1_x_gradRow4[i2]
 				acc24 += net_mixer_block_1_dense_1_x_gradRow5[i2]
-				acc24 += net_mixer_block_1_dense_1_x_gradRow6[i2]
 				gNetMixerBlock1LayerNorm2Beta[i2] = acc24
 			}
 		}
@@ -36847,11 +35639,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.mixer_block#1.dense#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_dense_1_x_4_gradRow2 := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
+			net_mixer_block_1_dense_1_x_gradRow6 := &net_mixer_block_1_dense_1_x_grad[i0][i1]
 			net_mixer_block_1_dense_1_x_3V2 := net_mixer_block_1_dense_1_x_3[i0][i1][0]
 			net_mixer_block_1_dense_1_x_1_gradRow := &net_mixer_block_1_dense_1_x_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_dense_1_x_1_gradRow[i2] += net_mixer_block_1_dense_1_x_4_gradRow2[i2] / net_mixer_block_1_dense_1_x_3V2
+				net_mixer_block_1_dense_1_x_1_gradRow[i2] += net_mixer_block_1_dense_1_x_gradRow6[i2] / net_mixer_block_1_dense_1_x_3V2
 			}
 		}
 	}
@@ -36859,19 +35651,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_dense_1_x_4_gradRow3 := &net_mixer_block_1_dense_1_x_4_grad[i0][i1]
+				net_mixer_block_1_dense_1_x_gradRow7 := &net_mixer_block_1_dense_1_x_grad[i0][i1]
 				net_mixer_block_1_dense_1_x_1Row3 := &net_mixer_block_1_dense_1_x_1[i0][i1]
 				v := net_mixer_block_1_dense_1_x_3[i0][i1][0] * net_mixer_block_1_dense_1_x_3[i0][i1][0]
 				acc25 := net_mixer_block_1_dense_1_x_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc25 += net_mixer_block_1_dense_1_x_4_gradRow3[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
+					acc25 += net_mixer_block_1_dense_1_x_gradRow7[i2] * (-(net_mixer_block_1_dense_1_x_1Row3[i2] / v))
 				}
 				net_mixer_block_1_dense_1_x_3_grad[i0][i1][0] = acc25
 			}
@@ -36984,9 +35776,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_centered_gradRow4 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
-			net_mixer_block_1_x1_gradRow2 := &net_mixer_block_1_x1_grad[i0][i1]
+			net_y_gradRow6 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow2[i2] += net_mixer_block_1_layer_norm_2_centered_gradRow4[i2]
+				net_y_gradRow6[i2] += net_mixer_block_1_layer_norm_2_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -37024,31 +35816,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_mean_1_gradV := net_mixer_block_1_layer_norm_2_mean_1_grad[i0][i1][0]
-			net_mixer_block_1_x1_gradRow3 := &net_mixer_block_1_x1_grad[i0][i1]
+			net_y_gradRow7 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x1_gradRow3[i2] += net_mixer_block_1_layer_norm_2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g1 =+ g; g1 is net.mixer_block#1/x.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1_gradRow4 := &net_mixer_block_1_x1_grad[i0][i1]
-			net_mixer_block_1_x_gradRow := &net_mixer_block_1_x_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow[i2] += net_mixer_block_1_x1_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 16 (net.mixer_block#1/x1 = pointwise "+" of net.mixer_block#1/x, _net.mixer_block#1/x1.1): g2 =+ g; g2 is _net.mixer_block#1/x1.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1_gradRow5 := &net_mixer_block_1_x1_grad[i0][i1]
-			net_mixer_block_1_x1_1_gradRow := &net_mixer_block_1_x1_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x1_1_gradRow[i2] += net_mixer_block_1_x1_gradRow5[i2]
+				net_y_gradRow7[i2] += net_mixer_block_1_layer_norm_2_mean_1_gradV
 			}
 		}
 	}
@@ -37058,13 +35828,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -37073,9 +35843,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			for i1 := range 4 {
 				pNetMixerBlock1Tok2Row := (*[5]float64)(pNetMixerBlock1Tok2[5*i1 : 5*i1+5])
 				for i2 := range 8 {
-					net_mixer_block_1_x1_1_gradV := net_mixer_block_1_x1_1_grad[i0][i1][i2]
+					net_y_gradV6 := net_y_grad[i0][i1][i2]
 					for i3 := range 5 {
-						net_mixer_block_1_u_gradRow[i3][i2] += net_mixer_block_1_x1_1_gradV * pNetMixerBlock1Tok2Row[i3]
+						net_mixer_block_1_u_gradRow[i3][i2] += net_y_gradV6 * pNetMixerBlock1Tok2Row[i3]
 					}
 				}
 			}
@@ -37087,13 +35857,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -37103,16 +35873,16 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 			for i1 := range 4 {
 				gNetMixerBlock1Tok2Row := (*[5]float64)(gNetMixerBlock1Tok2[5*i1 : 5*i1+5])
 				for i2 := 0; i2 < 8; i2 += 4 {
-					net_mixer_block_1_x1_1_gradV2 := net_mixer_block_1_x1_1_grad[i0][i1][i2]
-					net_mixer_block_1_x1_1_gradV3 := net_mixer_block_1_x1_1_grad[i0][i1][i2+1]
-					net_mixer_block_1_x1_1_gradV4 := net_mixer_block_1_x1_1_grad[i0][i1][i2+2]
-					net_mixer_block_1_x1_1_gradV5 := net_mixer_block_1_x1_1_grad[i0][i1][i2+3]
+					net_y_gradV7 := net_y_grad[i0][i1][i2]
+					net_y_gradV8 := net_y_grad[i0][i1][i2+1]
+					net_y_gradV9 := net_y_grad[i0][i1][i2+2]
+					net_y_gradV10 := net_y_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc28 := gNetMixerBlock1Tok2Row[i3]
-						acc28 += net_mixer_block_1_uRow7[i3][i2] * net_mixer_block_1_x1_1_gradV2
-						acc28 += net_mixer_block_1_uRow7[i3][i2+1] * net_mixer_block_1_x1_1_gradV3
-						acc28 += net_mixer_block_1_uRow7[i3][i2+2] * net_mixer_block_1_x1_1_gradV4
-						acc28 += net_mixer_block_1_uRow7[i3][i2+3] * net_mixer_block_1_x1_1_gradV5
+						acc28 += net_mixer_block_1_uRow7[i3][i2] * net_y_gradV7
+						acc28 += net_mixer_block_1_uRow7[i3][i2+1] * net_y_gradV8
+						acc28 += net_mixer_block_1_uRow7[i3][i2+2] * net_y_gradV9
+						acc28 += net_mixer_block_1_uRow7[i3][i2+3] * net_y_gradV10
 						gNetMixerBlock1Tok2Row[i3] = acc28
 					}
 				}
@@ -37207,17 +35977,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.mixer_block#1/t.4.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_t_gradRow2 := &net_mixer_block_1_t_grad[i0][i1]
-			net_mixer_block_1_t_4_gradRow := &net_mixer_block_1_t_4_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_t_4_gradRow[i2] += net_mixer_block_1_t_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -37227,16 +35986,16 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_mixer_block_1_t_gradRow3 := &net_mixer_block_1_t_grad[i0][0]
-			net_mixer_block_1_t_gradRow4 := &net_mixer_block_1_t_grad[i0][1]
-			net_mixer_block_1_t_gradRow5 := &net_mixer_block_1_t_grad[i0][2]
-			net_mixer_block_1_t_gradRow6 := &net_mixer_block_1_t_grad[i0][3]
+			net_mixer_block_1_t_gradRow2 := &net_mixer_block_1_t_grad[i0][0]
+			net_mixer_block_1_t_gradRow3 := &net_mixer_block_1_t_grad[i0][1]
+			net_mixer_block_1_t_gradRow4 := &net_mixer_block_1_t_grad[i0][2]
+			net_mixer_block_1_t_gradRow5 := &net_mixer_block_1_t_grad[i0][3]
 			for i2 := range 8 {
 				acc30 := gNetMixerBlock1LayerNorm1Beta[i2]
+				acc30 += net_mixer_block_1_t_gradRow2[i2]
 				acc30 += net_mixer_block_1_t_gradRow3[i2]
 				acc30 += net_mixer_block_1_t_gradRow4[i2]
 				acc30 += net_mixer_block_1_t_gradRow5[i2]
-				acc30 += net_mixer_block_1_t_gradRow6[i2]
 				gNetMixerBlock1LayerNorm1Beta[i2] = acc30
 			}
 		}
@@ -37245,11 +36004,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g1 =+ g / v2; g1 is _net.mixer_block#1/t.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_t_4_gradRow2 := &net_mixer_block_1_t_4_grad[i0][i1]
+			net_mixer_block_1_t_gradRow6 := &net_mixer_block_1_t_grad[i0][i1]
 			net_mixer_block_1_t_3V2 := net_mixer_block_1_t_3[i0][i1][0]
 			net_mixer_block_1_t_1_gradRow := &net_mixer_block_1_t_1_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_t_1_gradRow[i2] += net_mixer_block_1_t_4_gradRow2[i2] / net_mixer_block_1_t_3V2
+				net_mixer_block_1_t_1_gradRow[i2] += net_mixer_block_1_t_gradRow6[i2] / net_mixer_block_1_t_3V2
 			}
 		}
 	}
@@ -37257,19 +36016,19 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce50AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_t_4_gradRow3 := &net_mixer_block_1_t_4_grad[i0][i1]
+				net_mixer_block_1_t_gradRow7 := &net_mixer_block_1_t_grad[i0][i1]
 				net_mixer_block_1_t_1Row3 := &net_mixer_block_1_t_1[i0][i1]
 				v2 := net_mixer_block_1_t_3[i0][i1][0] * net_mixer_block_1_t_3[i0][i1][0]
 				acc31 := net_mixer_block_1_t_3_grad[i0][i1][0]
 				for i2 := range 8 {
-					acc31 += net_mixer_block_1_t_4_gradRow3[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
+					acc31 += net_mixer_block_1_t_gradRow7[i2] * (-(net_mixer_block_1_t_1Row3[i2] / v2))
 				}
 				net_mixer_block_1_t_3_grad[i0][i1][0] = acc31
 			}
@@ -37382,9 +36141,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_centered_gradRow4 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
-			net_mixer_block_1_x_gradRow2 := &net_mixer_block_1_x_grad[i0][i1]
+			net_y_gradRow8 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow2[i2] += net_mixer_block_1_layer_norm_1_centered_gradRow4[i2]
+				net_y_gradRow8[i2] += net_mixer_block_1_layer_norm_1_centered_gradRow4[i2]
 			}
 		}
 	}
@@ -37422,20 +36181,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_mean_1_gradV := net_mixer_block_1_layer_norm_1_mean_1_grad[i0][i1][0]
-			net_mixer_block_1_x_gradRow3 := &net_mixer_block_1_x_grad[i0][i1]
+			net_y_gradRow9 := &net_y_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_x_gradRow3[i2] += net_mixer_block_1_layer_norm_1_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g1 =+ g; g1 is _net.mixer_block#1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x_gradRow4 := &net_mixer_block_1_x_grad[i0][i1]
-			net_mixer_block_1_x_1_gradRow := &net_mixer_block_1_x_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_x_1_gradRow[i2] += net_mixer_block_1_x_gradRow4[i2]
+				net_y_gradRow9[i2] += net_mixer_block_1_layer_norm_1_mean_1_gradV
 			}
 		}
 	}
@@ -37443,22 +36191,22 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			net_mixer_block_1_x_gradRow5 := &net_mixer_block_1_x_grad[i0][0]
-			net_mixer_block_1_x_gradRow6 := &net_mixer_block_1_x_grad[i0][1]
-			net_mixer_block_1_x_gradRow7 := &net_mixer_block_1_x_grad[i0][2]
-			net_mixer_block_1_x_gradRow8 := &net_mixer_block_1_x_grad[i0][3]
+			net_y_gradRow10 := &net_y_grad[i0][0]
+			net_y_gradRow11 := &net_y_grad[i0][1]
+			net_y_gradRow12 := &net_y_grad[i0][2]
+			net_y_gradRow13 := &net_y_grad[i0][3]
 			for i2 := range 8 {
 				acc34 := gNetLinear1B[i2]
-				acc34 += net_mixer_block_1_x_gradRow5[i2]
-				acc34 += net_mixer_block_1_x_gradRow6[i2]
-				acc34 += net_mixer_block_1_x_gradRow7[i2]
-				acc34 += net_mixer_block_1_x_gradRow8[i2]
+				acc34 += net_y_gradRow10[i2]
+				acc34 += net_y_gradRow11[i2]
+				acc34 += net_y_gradRow12[i2]
+				acc34 += net_y_gradRow13[i2]
 				gNetLinear1B[i2] = acc34
 			}
 		}
@@ -37468,21 +36216,21 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				patchesRow2 := &patches[i0][i1]
 				for i2 := range 8 {
-					net_mixer_block_1_x_1_gradV := net_mixer_block_1_x_1_grad[i0][i1][i2]
+					net_y_gradV11 := net_y_grad[i0][i1][i2]
 					gNetLinear1WRow := (*[6]float64)(gNetLinear1W[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gNetLinear1WRow[i3] += net_mixer_block_1_x_1_gradV * patchesRow2[i3]
+						gNetLinear1WRow[i3] += net_y_gradV11 * patchesRow2[i3]
 					}
 				}
 			}
@@ -37911,24 +36659,19 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //
 //	# zero the gradients
 //	fill enc.dense#1.w.grad with 0
-//	fill _enc.linear#1/x.1.grad with 0
 //	fill enc.dense#1.b.grad with 0
 //	fill _enc.linear#1/x.2.grad with 0
 //	fill enc.linear#1/x.grad with 0
 //	fill enc.linear#1.w.grad with 0
-//	fill _dec/z.1.grad with 0
 //	fill enc.linear#1.b.grad with 0
 //	fill _dec/z.2.grad with 0
 //	fill dec/z.grad with 0
 //	fill dec.w_out.grad with 0
 //	fill dec.dense#1.w.grad with 0
-//	fill _train.mse#1/a.1.grad with 0
 //	fill dec.dense#1.b.grad with 0
 //	fill _train.mse#1/a.2.grad with 0
 //	fill _train.mse#1/a.3.grad with 0
-//	fill _train.mse#1/a.4.grad with 0
 //	fill dec.b_out.grad with 0
-//	fill train.mse#1/a.grad with 0
 //	fill train.mse#1/d.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
@@ -37955,42 +36698,33 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	  for i1 in 0..11:
 //	    train.mse#1/d.grad[i0, i1] += train.mse#1/d[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 11 (train.mse#1/d = pointwise "-" of train.mse#1/a, x): g1 =+ g; g1 is train.mse#1/a.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    train.mse#1/a.grad[i0, i1] += train.mse#1/d.grad[i0, i1]
+//	# backprop of op 11 (train.mse#1/d = pointwise "-" of train.mse#1/a, x): g1 =+ g; g1 is train.mse#1/a.grad (the copy elided: train.mse#1/a.grad reads train.mse#1/d.grad)
 //
-//	# backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g1 =+ g; g1 is _train.mse#1/a.4.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.mse#1/a.4.grad[i0, i1] += train.mse#1/a.grad[i0, i1]
+//	# backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g1 =+ g; g1 is _train.mse#1/a.4.grad (the copy elided: _train.mse#1/a.4.grad reads train.mse#1/a.grad)
 //
 //	# backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g2 =+ g; g2 is dec.b_out.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:
-//	    dec.b_out.grad[i1] += train.mse#1/a.grad[i0, i1]
+//	    dec.b_out.grad[i1] += train.mse#1/d.grad[i0, i1]
 //
 //	# backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g1 =+ g * v2; g1 is dec.w_out.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:
 //	    for i2 in 0..7:
-//	      dec.w_out.grad[i1, i2] += _train.mse#1/a.4.grad[i0, i1] * _train.mse#1/a.3[i0, i2]
+//	      dec.w_out.grad[i1, i2] += train.mse#1/d.grad[i0, i1] * _train.mse#1/a.3[i0, i2]
 //
 //	# backprop of op 9 (_train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3): g2 =+ v1 * g; g2 is _train.mse#1/a.3.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:  # reduction
 //	    for i2 in 0..7:
-//	      _train.mse#1/a.3.grad[i0, i2] += dec.w_out[i1, i2] * _train.mse#1/a.4.grad[i0, i1]
+//	      _train.mse#1/a.3.grad[i0, i2] += dec.w_out[i1, i2] * train.mse#1/d.grad[i0, i1]
 //
 //	# backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < v1), g, 0); g1 is _train.mse#1/a.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
 //	    _train.mse#1/a.2.grad[i0, i1] += where(0 < _train.mse#1/a.2[i0, i1], _train.mse#1/a.3.grad[i0, i1], 0)
 //
-//	# backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g1 =+ g; g1 is _train.mse#1/a.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _train.mse#1/a.1.grad[i0, i1] += _train.mse#1/a.2.grad[i0, i1]
+//	# backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g1 =+ g; g1 is _train.mse#1/a.1.grad (the copy elided: _train.mse#1/a.1.grad reads _train.mse#1/a.2.grad)
 //
 //	# backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 //	for i0 in 0..3:  # reduction
@@ -38001,23 +36735,20 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..2:
-//	      dec.dense#1.w.grad[i1, i2] += _train.mse#1/a.1.grad[i0, i1] * dec/z[i0, i2]
+//	      dec.dense#1.w.grad[i1, i2] += _train.mse#1/a.2.grad[i0, i1] * dec/z[i0, i2]
 //
 //	# backprop of op 6 (_train.mse#1/a.1 = compose "*" of dec.dense#1.w, dec/z): g2 =+ v1 * g; g2 is dec/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..2:
-//	      dec/z.grad[i0, i2] += dec.dense#1.w[i1, i2] * _train.mse#1/a.1.grad[i0, i1]
+//	      dec/z.grad[i0, i2] += dec.dense#1.w[i1, i2] * _train.mse#1/a.2.grad[i0, i1]
 //
 //	# backprop of op 5 (dec/z = pointwise tanh of _dec/z.2): g1 =+ g * (1 - (t * t)); g1 is _dec/z.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    _dec/z.2.grad[i0, i1] += dec/z.grad[i0, i1] * (1 - (dec/z[i0, i1] * dec/z[i0, i1]))
 //
-//	# backprop of op 4 (_dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b): g1 =+ g; g1 is _dec/z.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _dec/z.1.grad[i0, i1] += _dec/z.2.grad[i0, i1]
+//	# backprop of op 4 (_dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b): g1 =+ g; g1 is _dec/z.1.grad (the copy elided: _dec/z.1.grad reads _dec/z.2.grad)
 //
 //	# backprop of op 4 (_dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b): g2 =+ g; g2 is enc.linear#1.b.grad
 //	for i0 in 0..3:  # reduction
@@ -38028,23 +36759,20 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      enc.linear#1.w.grad[i1, i2] += _dec/z.1.grad[i0, i1] * enc.linear#1/x[i0, i2]
+//	      enc.linear#1.w.grad[i1, i2] += _dec/z.2.grad[i0, i1] * enc.linear#1/x[i0, i2]
 //
 //	# backprop of op 3 (_dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x): g2 =+ v1 * g; g2 is enc.linear#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      enc.linear#1/x.grad[i0, i2] += enc.linear#1.w[i1, i2] * _dec/z.1.grad[i0, i1]
+//	      enc.linear#1/x.grad[i0, i2] += enc.linear#1.w[i1, i2] * _dec/z.2.grad[i0, i1]
 //
 //	# backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _enc.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
 //	    _enc.linear#1/x.2.grad[i0, i1] += where(0 < _enc.linear#1/x.2[i0, i1], enc.linear#1/x.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g1 =+ g; g1 is _enc.linear#1/x.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _enc.linear#1/x.1.grad[i0, i1] += _enc.linear#1/x.2.grad[i0, i1]
+//	# backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g1 =+ g; g1 is _enc.linear#1/x.1.grad (the copy elided: _enc.linear#1/x.1.grad reads _enc.linear#1/x.2.grad)
 //
 //	# backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 //	for i0 in 0..3:  # reduction
@@ -38055,7 +36783,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..11:
-//	      enc.dense#1.w.grad[i1, i2] += _enc.linear#1/x.1.grad[i0, i1] * x[i0, i2]
+//	      enc.dense#1.w.grad[i1, i2] += _enc.linear#1/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, gEncDense1W *[96]float64, gEncDense1B *[8]float64, gEncLinear1W *[24]float64, gEncLinear1B *[3]float64, gDecWOut *[96]float64, gDecDense1W *[24]float64, gDecDense1B *[8]float64, gDecBOut *[12]float64, loss *[1]float64) {
 	var enc_linear_1_x_1 [4][8]float64
 	var enc_linear_1_x_2 [4][8]float64
@@ -38069,17 +36797,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var train_mse_1_d [4][12]float64
 	var train_1 [4][12]float64
 	var train_2 [1]float64
-	var enc_linear_1_x_1_grad [4][8]float64
 	var enc_linear_1_x_2_grad [4][8]float64
 	var enc_linear_1_x_grad [4][8]float64
-	var dec_z_1_grad [4][3]float64
 	var dec_z_2_grad [4][3]float64
 	var dec_z_grad [4][3]float64
-	var train_mse_1_a_1_grad [4][8]float64
 	var train_mse_1_a_2_grad [4][8]float64
 	var train_mse_1_a_3_grad [4][8]float64
-	var train_mse_1_a_4_grad [4][12]float64
-	var train_mse_1_a_grad [4][12]float64
 	var train_mse_1_d_grad [4][12]float64
 	var train_1_grad [4][12]float64
 	var train_2_grad [1]float64
@@ -38312,42 +37035,24 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 11 (train.mse#1/d = pointwise "-" of train.mse#1/a, x): g1 =+ g; g1 is train.mse#1/a.grad
-	for i0 := range 4 {
-		train_mse_1_d_gradRow3 := &train_mse_1_d_grad[i0]
-		train_mse_1_a_gradRow := &train_mse_1_a_grad[i0]
-		for i1 := range 12 {
-			train_mse_1_a_gradRow[i1] += train_mse_1_d_gradRow3[i1]
-		}
-	}
-
-	// backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g1 =+ g; g1 is _train.mse#1/a.4.grad
-	for i0 := range 4 {
-		train_mse_1_a_gradRow2 := &train_mse_1_a_grad[i0]
-		train_mse_1_a_4_gradRow := &train_mse_1_a_4_grad[i0]
-		for i1 := range 12 {
-			train_mse_1_a_4_gradRow[i1] += train_mse_1_a_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 10 (train.mse#1/a = pointwise "+" of _train.mse#1/a.4, dec.b_out): g2 =+ g; g2 is dec.b_out.grad
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&gDecBOut[0], &train_mse_1_a_grad[0][0])
+		ocannlReduce3AVX512(&gDecBOut[0], &train_mse_1_d_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&gDecBOut[0], &train_mse_1_a_grad[0][0])
+		ocannlReduce3AVX2(&gDecBOut[0], &train_mse_1_d_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		train_mse_1_a_gradRow3 := &train_mse_1_a_grad[0]
-		train_mse_1_a_gradRow4 := &train_mse_1_a_grad[1]
-		train_mse_1_a_gradRow5 := &train_mse_1_a_grad[2]
-		train_mse_1_a_gradRow6 := &train_mse_1_a_grad[3]
+		train_mse_1_d_gradRow3 := &train_mse_1_d_grad[0]
+		train_mse_1_d_gradRow4 := &train_mse_1_d_grad[1]
+		train_mse_1_d_gradRow5 := &train_mse_1_d_grad[2]
+		train_mse_1_d_gradRow6 := &train_mse_1_d_grad[3]
 		for i1 := range 12 {
 			acc6 := gDecBOut[i1]
-			acc6 += train_mse_1_a_gradRow3[i1]
-			acc6 += train_mse_1_a_gradRow4[i1]
-			acc6 += train_mse_1_a_gradRow5[i1]
-			acc6 += train_mse_1_a_gradRow6[i1]
+			acc6 += train_mse_1_d_gradRow3[i1]
+			acc6 += train_mse_1_d_gradRow4[i1]
+			acc6 += train_mse_1_d_gradRow5[i1]
+			acc6 += train_mse_1_d_gradRow6[i1]
 			gDecBOut[i1] = acc6
 		}
 	}
@@ -38356,20 +37061,20 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 12 {
-			ocannlReduce80AVX512(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce80AVX512(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			train_mse_1_a_3Row3 := &train_mse_1_a_3[i0]
 			for i1 := range 12 {
-				train_mse_1_a_4_gradV := train_mse_1_a_4_grad[i0][i1]
+				train_mse_1_d_gradV := train_mse_1_d_grad[i0][i1]
 				gDecWOutRow := (*[8]float64)(gDecWOut[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gDecWOutRow[i2] += train_mse_1_a_4_gradV * train_mse_1_a_3Row3[i2]
+					gDecWOutRow[i2] += train_mse_1_d_gradV * train_mse_1_a_3Row3[i2]
 				}
 			}
 		}
@@ -38379,11 +37084,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce81AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+			ocannlReduce81AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -38391,19 +37096,19 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 			train_mse_1_a_3_gradRow := &train_mse_1_a_3_grad[i0]
 			for i1 := 0; i1 < 12; i1 += 4 {
 				pDecWOutRow2 := (*[8]float64)(pDecWOut[8*i1 : 8*i1+8])
-				train_mse_1_a_4_gradV2 := train_mse_1_a_4_grad[i0][i1]
+				train_mse_1_d_gradV2 := train_mse_1_d_grad[i0][i1]
 				pDecWOutRow3 := (*[8]float64)(pDecWOut[8*i1+8 : 8*i1+16])
-				train_mse_1_a_4_gradV3 := train_mse_1_a_4_grad[i0][i1+1]
+				train_mse_1_d_gradV3 := train_mse_1_d_grad[i0][i1+1]
 				pDecWOutRow4 := (*[8]float64)(pDecWOut[8*i1+16 : 8*i1+24])
-				train_mse_1_a_4_gradV4 := train_mse_1_a_4_grad[i0][i1+2]
+				train_mse_1_d_gradV4 := train_mse_1_d_grad[i0][i1+2]
 				pDecWOutRow5 := (*[8]float64)(pDecWOut[8*i1+24 : 8*i1+32])
-				train_mse_1_a_4_gradV5 := train_mse_1_a_4_grad[i0][i1+3]
+				train_mse_1_d_gradV5 := train_mse_1_d_grad[i0][i1+3]
 				for i2 := range 8 {
 					acc7 := train_mse_1_a_3_gradRow[i2]
-					acc7 += pDecWOutRow2[i2] * train_mse_1_a_4_gradV2
-					acc7 += pDecWOutRow3[i2] * train_mse_1_a_4_gradV3
-					acc7 += pDecWOutRow4[i2] * train_mse_1_a_4_gradV4
-					acc7 += pDecWOutRow5[i2] * train_mse_1_a_4_gradV5
+					acc7 += pDecWOutRow2[i2] * train_mse_1_d_gradV2
+					acc7 += pDecWOutRow3[i2] * train_mse_1_d_gradV3
+					acc7 += pDecWOutRow4[i2] * train_mse_1_d_gradV4
+					acc7 += pDecWOutRow5[i2] * train_mse_1_d_gradV5
 					train_mse_1_a_3_gradRow[i2] = acc7
 				}
 			}
@@ -38428,15 +37133,6 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g1 =+ g; g1 is _train.mse#1/a.1.grad
-	for i0 := range 4 {
-		train_mse_1_a_2_gradRow2 := &train_mse_1_a_2_grad[i0]
-		train_mse_1_a_1_gradRow := &train_mse_1_a_1_grad[i0]
-		for i1 := range 8 {
-			train_mse_1_a_1_gradRow[i1] += train_mse_1_a_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -38445,16 +37141,16 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		ocannlReduce82AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
-		train_mse_1_a_2_gradRow4 := &train_mse_1_a_2_grad[1]
-		train_mse_1_a_2_gradRow5 := &train_mse_1_a_2_grad[2]
-		train_mse_1_a_2_gradRow6 := &train_mse_1_a_2_grad[3]
+		train_mse_1_a_2_gradRow2 := &train_mse_1_a_2_grad[0]
+		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[1]
+		train_mse_1_a_2_gradRow4 := &train_mse_1_a_2_grad[2]
+		train_mse_1_a_2_gradRow5 := &train_mse_1_a_2_grad[3]
 		for i1 := range 8 {
 			acc8 := gDecDense1B[i1]
+			acc8 += train_mse_1_a_2_gradRow2[i1]
 			acc8 += train_mse_1_a_2_gradRow3[i1]
 			acc8 += train_mse_1_a_2_gradRow4[i1]
 			acc8 += train_mse_1_a_2_gradRow5[i1]
-			acc8 += train_mse_1_a_2_gradRow6[i1]
 			gDecDense1B[i1] = acc8
 		}
 	}
@@ -38463,10 +37159,10 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	for i0 := range 4 {
 		dec_zRow3 := &dec_z[i0]
 		for i1 := range 8 {
-			train_mse_1_a_1_gradV := train_mse_1_a_1_grad[i0][i1]
+			train_mse_1_a_2_gradV := train_mse_1_a_2_grad[i0][i1]
 			gDecDense1WRow := (*[3]float64)(gDecDense1W[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gDecDense1WRow[i2] += train_mse_1_a_1_gradV * dec_zRow3[i2]
+				gDecDense1WRow[i2] += train_mse_1_a_2_gradV * dec_zRow3[i2]
 			}
 		}
 	}
@@ -38477,19 +37173,19 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		dec_z_gradRow := &dec_z_grad[i0]
 		for i1 := 0; i1 < 8; i1 += 4 {
 			pDecDense1WRow2 := (*[3]float64)(pDecDense1W[3*i1 : 3*i1+3])
-			train_mse_1_a_1_gradV2 := train_mse_1_a_1_grad[i0][i1]
+			train_mse_1_a_2_gradV2 := train_mse_1_a_2_grad[i0][i1]
 			pDecDense1WRow3 := (*[3]float64)(pDecDense1W[3*i1+3 : 3*i1+6])
-			train_mse_1_a_1_gradV3 := train_mse_1_a_1_grad[i0][i1+1]
+			train_mse_1_a_2_gradV3 := train_mse_1_a_2_grad[i0][i1+1]
 			pDecDense1WRow4 := (*[3]float64)(pDecDense1W[3*i1+6 : 3*i1+9])
-			train_mse_1_a_1_gradV4 := train_mse_1_a_1_grad[i0][i1+2]
+			train_mse_1_a_2_gradV4 := train_mse_1_a_2_grad[i0][i1+2]
 			pDecDense1WRow5 := (*[3]float64)(pDecDense1W[3*i1+9 : 3*i1+12])
-			train_mse_1_a_1_gradV5 := train_mse_1_a_1_grad[i0][i1+3]
+			train_mse_1_a_2_gradV5 := train_mse_1_a_2_grad[i0][i1+3]
 			for i2 := range 3 {
 				acc9 := dec_z_gradRow[i2]
-				acc9 += pDecDense1WRow2[i2] * train_mse_1_a_1_gradV2
-				acc9 += pDecDense1WRow3[i2] * train_mse_1_a_1_gradV3
-				acc9 += pDecDense1WRow4[i2] * train_mse_1_a_1_gradV4
-				acc9 += pDecDense1WRow5[i2] * train_mse_1_a_1_gradV5
+				acc9 += pDecDense1WRow2[i2] * train_mse_1_a_2_gradV2
+				acc9 += pDecDense1WRow3[i2] * train_mse_1_a_2_gradV3
+				acc9 += pDecDense1WRow4[i2] * train_mse_1_a_2_gradV4
+				acc9 += pDecDense1WRow5[i2] * train_mse_1_a_2_gradV5
 				dec_z_gradRow[i2] = acc9
 			}
 		}
@@ -38505,27 +37201,18 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 4 (_dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b): g1 =+ g; g1 is _dec/z.1.grad
-	for i0 := range 4 {
-		dec_z_2_gradRow2 := &dec_z_2_grad[i0]
-		dec_z_1_gradRow := &dec_z_1_grad[i0]
-		for i1 := range 3 {
-			dec_z_1_gradRow[i1] += dec_z_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_dec/z.2 = pointwise "+" of _dec/z.1, enc.linear#1.b): g2 =+ g; g2 is enc.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	dec_z_2_gradRow3 := &dec_z_2_grad[0]
-	dec_z_2_gradRow4 := &dec_z_2_grad[1]
-	dec_z_2_gradRow5 := &dec_z_2_grad[2]
-	dec_z_2_gradRow6 := &dec_z_2_grad[3]
+	dec_z_2_gradRow2 := &dec_z_2_grad[0]
+	dec_z_2_gradRow3 := &dec_z_2_grad[1]
+	dec_z_2_gradRow4 := &dec_z_2_grad[2]
+	dec_z_2_gradRow5 := &dec_z_2_grad[3]
 	for i1 := range 3 {
 		acc10 := gEncLinear1B[i1]
+		acc10 += dec_z_2_gradRow2[i1]
 		acc10 += dec_z_2_gradRow3[i1]
 		acc10 += dec_z_2_gradRow4[i1]
 		acc10 += dec_z_2_gradRow5[i1]
-		acc10 += dec_z_2_gradRow6[i1]
 		gEncLinear1B[i1] = acc10
 	}
 
@@ -38533,20 +37220,20 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce83AVX512(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce83AVX512(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			enc_linear_1_xRow3 := &enc_linear_1_x[i0]
 			for i1 := range 3 {
-				dec_z_1_gradV := dec_z_1_grad[i0][i1]
+				dec_z_2_gradV := dec_z_2_grad[i0][i1]
 				gEncLinear1WRow := (*[8]float64)(gEncLinear1W[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gEncLinear1WRow[i2] += dec_z_1_gradV * enc_linear_1_xRow3[i2]
+					gEncLinear1WRow[i2] += dec_z_2_gradV * enc_linear_1_xRow3[i2]
 				}
 			}
 		}
@@ -38559,14 +37246,14 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	pEncLinear1WRow4 := (*[8]float64)(pEncLinear1W[16:24])
 	for i0 := range 4 {
 		enc_linear_1_x_gradRow := &enc_linear_1_x_grad[i0]
-		dec_z_1_gradV2 := dec_z_1_grad[i0][0]
-		dec_z_1_gradV3 := dec_z_1_grad[i0][1]
-		dec_z_1_gradV4 := dec_z_1_grad[i0][2]
+		dec_z_2_gradV2 := dec_z_2_grad[i0][0]
+		dec_z_2_gradV3 := dec_z_2_grad[i0][1]
+		dec_z_2_gradV4 := dec_z_2_grad[i0][2]
 		for i2 := range 8 {
 			acc11 := enc_linear_1_x_gradRow[i2]
-			acc11 += pEncLinear1WRow2[i2] * dec_z_1_gradV2
-			acc11 += pEncLinear1WRow3[i2] * dec_z_1_gradV3
-			acc11 += pEncLinear1WRow4[i2] * dec_z_1_gradV4
+			acc11 += pEncLinear1WRow2[i2] * dec_z_2_gradV2
+			acc11 += pEncLinear1WRow3[i2] * dec_z_2_gradV3
+			acc11 += pEncLinear1WRow4[i2] * dec_z_2_gradV4
 			enc_linear_1_x_gradRow[i2] = acc11
 		}
 	}
@@ -38589,15 +37276,6 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g1 =+ g; g1 is _enc.linear#1/x.1.grad
-	for i0 := range 4 {
-		enc_linear_1_x_2_gradRow2 := &enc_linear_1_x_2_grad[i0]
-		enc_linear_1_x_1_gradRow := &enc_linear_1_x_1_grad[i0]
-		for i1 := range 8 {
-			enc_linear_1_x_1_gradRow[i1] += enc_linear_1_x_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -38606,16 +37284,16 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		ocannlReduce82AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
-		enc_linear_1_x_2_gradRow4 := &enc_linear_1_x_2_grad[1]
-		enc_linear_1_x_2_gradRow5 := &enc_linear_1_x_2_grad[2]
-		enc_linear_1_x_2_gradRow6 := &enc_linear_1_x_2_grad[3]
+		enc_linear_1_x_2_gradRow2 := &enc_linear_1_x_2_grad[0]
+		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[1]
+		enc_linear_1_x_2_gradRow4 := &enc_linear_1_x_2_grad[2]
+		enc_linear_1_x_2_gradRow5 := &enc_linear_1_x_2_grad[3]
 		for i1 := range 8 {
 			acc12 := gEncDense1B[i1]
+			acc12 += enc_linear_1_x_2_gradRow2[i1]
 			acc12 += enc_linear_1_x_2_gradRow3[i1]
 			acc12 += enc_linear_1_x_2_gradRow4[i1]
 			acc12 += enc_linear_1_x_2_gradRow5[i1]
-			acc12 += enc_linear_1_x_2_gradRow6[i1]
 			gEncDense1B[i1] = acc12
 		}
 	}
@@ -38624,20 +37302,20 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce84AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+			ocannlReduce84AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			xRow3 := &x[i0]
 			for i1 := range 8 {
-				enc_linear_1_x_1_gradV := enc_linear_1_x_1_grad[i0][i1]
+				enc_linear_1_x_2_gradV := enc_linear_1_x_2_grad[i0][i1]
 				gEncDense1WRow := (*[12]float64)(gEncDense1W[12*i1 : 12*i1+12])
 				for i2 := range 12 {
-					gEncDense1WRow[i2] += enc_linear_1_x_1_gradV * xRow3[i2]
+					gEncDense1WRow[i2] += enc_linear_1_x_2_gradV * xRow3[i2]
 				}
 			}
 		}
@@ -40212,21 +38890,16 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -40255,10 +38928,7 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -40277,17 +38947,14 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -40300,39 +38967,33 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -40343,23 +39004,20 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -40370,7 +39028,7 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [4][6]float64
 	var net_a1_2 [4][6]float64
@@ -40388,16 +39046,11 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	var train_1 [4][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [4][6]float64
 	var net_a1_2_grad [4][6]float64
 	var net_a1_grad [4][6]float64
-	var net_a2_1_grad [4][5]float64
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
-	var train_cross_entropy_1_logits_1_grad [4][2]float64
-	var train_cross_entropy_1_logits_grad [4][2]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][2]float64
 	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -40617,22 +39270,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -40655,28 +39299,19 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -40710,7 +39345,7 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -40720,31 +39355,22 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -40752,10 +39378,10 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -40766,12 +39392,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 4 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -40794,27 +39420,18 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
-	net_a2_2_gradRow5 := &net_a2_2_grad[2]
-	net_a2_2_gradRow6 := &net_a2_2_grad[3]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
+	net_a2_2_gradRow4 := &net_a2_2_grad[2]
+	net_a2_2_gradRow5 := &net_a2_2_grad[3]
 	for i1 := range 5 {
 		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow2[i1]
 		acc12 += net_a2_2_gradRow3[i1]
 		acc12 += net_a2_2_gradRow4[i1]
 		acc12 += net_a2_2_gradRow5[i1]
-		acc12 += net_a2_2_gradRow6[i1]
 		gNetB2[i1] = acc12
 	}
 
@@ -40822,10 +39439,10 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 5 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 			for i2 := range 6 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -40839,18 +39456,18 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 4 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -40873,27 +39490,18 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
-	net_a1_2_gradRow5 := &net_a1_2_grad[2]
-	net_a1_2_gradRow6 := &net_a1_2_grad[3]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
+	net_a1_2_gradRow4 := &net_a1_2_grad[2]
+	net_a1_2_gradRow5 := &net_a1_2_grad[3]
 	for i1 := range 6 {
 		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow2[i1]
 		acc14 += net_a1_2_gradRow3[i1]
 		acc14 += net_a1_2_gradRow4[i1]
 		acc14 += net_a1_2_gradRow5[i1]
-		acc14 += net_a1_2_gradRow6[i1]
 		gNetB1[i1] = acc14
 	}
 
@@ -40901,10 +39509,10 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -41362,21 +39970,16 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -41405,10 +40008,7 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -41427,17 +40027,14 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -41450,39 +40047,33 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -41493,23 +40084,20 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -41520,7 +40108,7 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [2][6]float64
 	var net_a1_2 [2][6]float64
@@ -41538,16 +40126,11 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	var train_1 [2][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [2][6]float64
 	var net_a1_2_grad [2][6]float64
 	var net_a1_grad [2][6]float64
-	var net_a2_1_grad [2][5]float64
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
-	var train_cross_entropy_1_logits_1_grad [2][2]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -41767,22 +40350,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -41805,28 +40379,19 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -41860,7 +40425,7 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -41870,27 +40435,18 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -41898,10 +40454,10 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -41912,12 +40468,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 2 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -41940,23 +40496,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
 	for i1 := range 5 {
 		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow2[i1]
 		acc12 += net_a2_2_gradRow3[i1]
-		acc12 += net_a2_2_gradRow4[i1]
 		gNetB2[i1] = acc12
 	}
 
@@ -41964,10 +40511,10 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 5 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 			for i2 := range 6 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -41981,18 +40528,18 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 2 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -42015,23 +40562,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
 	for i1 := range 6 {
 		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow2[i1]
 		acc14 += net_a1_2_gradRow3[i1]
-		acc14 += net_a1_2_gradRow4[i1]
 		gNetB1[i1] = acc14
 	}
 
@@ -42039,10 +40577,10 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -43858,21 +42396,16 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -43899,11 +42432,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..2:
@@ -43926,19 +42455,15 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -43953,33 +42478,29 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..4:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..4:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
@@ -43987,11 +42508,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	    for i2 in 0..4:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..4:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..2:  # reduction
@@ -44004,14 +42521,14 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
 //	      for i3 in 0..5:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:  # reduction
 //	      for i3 in 0..5:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..2:
@@ -44019,11 +42536,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	    for i2 in 0..5:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..5:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..2:  # reduction
@@ -44036,7 +42549,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [3][2][6]float64
 	var net_a1_2 [3][2][6]float64
@@ -44053,16 +42566,11 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	var train_3 [3][2][1]float64
 	var train_5 [3][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [3][2][6]float64
 	var net_a1_2_grad [3][2][6]float64
 	var net_a1_grad [3][2][6]float64
-	var net_a2_1_grad [3][2][5]float64
 	var net_a2_2_grad [3][2][5]float64
 	var net_a2_grad [3][2][5]float64
-	var train_log_softmax_1_x_1_grad [3][2][2]float64
-	var train_log_softmax_1_x_grad [3][2][2]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_log_softmax_1_z_grad [3][2][2]float64
 	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
@@ -44322,25 +42830,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -44372,20 +42869,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -44394,10 +42880,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -44437,7 +42923,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -44447,18 +42933,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -44466,12 +42941,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
-			acc10 += train_log_softmax_1_x_gradRow5[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -44481,10 +42956,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			net_a2Row3 := &net_a2[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+				train_4_gradV := train_4_grad[i0][i1][i2]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+					gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 				}
 			}
 		}
@@ -44497,12 +42972,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 5 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -44528,26 +43003,15 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-			for i2 := range 5 {
-				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 		for i2 := range 5 {
 			acc12 := gNetB2[i2]
+			acc12 += net_a2_2_gradRow2[i2]
 			acc12 += net_a2_2_gradRow3[i2]
-			acc12 += net_a2_2_gradRow4[i2]
 			gNetB2[i2] = acc12
 		}
 	}
@@ -44556,21 +43020,21 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce86AVX512(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce86AVX512(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 3 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 5 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[6]float64)(gNetW2[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -44587,18 +43051,18 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0][i1]
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
-			net_a2_1_gradV6 := net_a2_1_grad[i0][i1][4]
+			net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+			net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+			net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+			net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
+			net_a2_2_gradV6 := net_a2_2_grad[i0][i1][4]
 			for i3 := range 6 {
 				acc13 := net_a1_gradRow[i3]
-				acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-				acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-				acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-				acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
-				acc13 += pNetW2Row6[i3] * net_a2_1_gradV6
+				acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+				acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+				acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+				acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
+				acc13 += pNetW2Row6[i3] * net_a2_2_gradV6
 				net_a1_gradRow[i3] = acc13
 			}
 		}
@@ -44624,17 +43088,6 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-			for i2 := range 6 {
-				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -44644,12 +43097,12 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 3 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 6 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -44660,10 +43113,10 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		for i1 := range 2 {
 			xRow2 := &x[i0][i1]
 			for i2 := range 6 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 				gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 				for i3 := range 3 {
-					gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+					gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 				}
 			}
 		}
@@ -45547,9 +44000,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap42AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap42AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45607,9 +44060,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap42AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap42AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45627,9 +44080,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45761,9 +44214,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap42AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap42AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45821,9 +44274,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap42AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap42AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45841,9 +44294,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap43AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap43AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -45975,9 +44428,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap42AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap42AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46035,9 +44488,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap42AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap42AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46055,9 +44508,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46422,7 +44875,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_train.2: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.conv2d#1.kernel.grad: [4 3 3 2] (let, output parameter gNetConv2d1Kernel)
-//	net.conv2d#1/y.grad: [4 4 4 4] (let, local, in scratch field net_conv2d_1_y_grad)
+//	net.conv2d#1/y.grad: [4 4 4 4] (let, local)
 //	net.conv2d#1.bias.grad: [4] (let, output parameter gNetConv2d1Bias)
 //	net.batch_norm#1/x.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_x_grad)
 //	_net.batch_norm#1/mean.1.grad: [4] (let, local, in scratch field net_batch_norm_1_mean_1_grad)
@@ -46439,11 +44892,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.batch_norm#1.beta.grad: [4] (let, output parameter gNetBatchNorm1Beta)
 //	_net.batch_norm#1/shift.1.grad: [4] (let, local)
 //	net.batch_norm#1/shift.grad: [4] (let, local)
-//	_net/h0.1.grad: [4 4 4 4] (let, local, in scratch field net_h0_1_grad)
+//	_net/h0.1.grad: [4 4 4 4] (let, local)
 //	_net/h0.2.grad: [4 4 4 4] (let, local, in scratch field net_h0_2_grad)
 //	net/h0.grad: [4 4 4 4] (let, local, in scratch field net_h0_grad)
 //	net.basic#1.conv2d#2.kernel.grad: [4 3 3 4] (let, output parameter gNetBasic1Conv2d2Kernel)
-//	net.basic#1.conv2d#2/y.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_2_y_grad)
+//	net.basic#1.conv2d#2/y.grad: [4 4 4 4] (let, local)
 //	net.basic#1.conv2d#2.bias.grad: [4] (let, output parameter gNetBasic1Conv2d2Bias)
 //	net.basic#1.batch_norm#2/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_x_grad)
 //	_net.basic#1.batch_norm#2/mean.1.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_2_mean_1_grad)
@@ -46460,11 +44913,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#2.beta.grad: [4] (let, output parameter gNetBasic1BatchNorm2Beta)
 //	_net.basic#1.batch_norm#2/shift.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#2/shift.grad: [4] (let, local)
-//	_net.basic#1.conv2d#1/x.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_1_grad)
+//	_net.basic#1.conv2d#1/x.1.grad: [4 4 4 4] (let, local)
 //	_net.basic#1.conv2d#1/x.2.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_2_grad)
 //	net.basic#1.conv2d#1/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_grad)
 //	net.basic#1.conv2d#1.kernel.grad: [4 3 3 4] (let, output parameter gNetBasic1Conv2d1Kernel)
-//	net.basic#1.conv2d#1/y.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_y_grad)
+//	net.basic#1.conv2d#1/y.grad: [4 4 4 4] (let, local)
 //	net.basic#1.conv2d#1.bias.grad: [4] (let, output parameter gNetBasic1Conv2d1Bias)
 //	net.basic#1.batch_norm#1/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_x_grad)
 //	_net.basic#1.batch_norm#1/mean.1.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_1_mean_1_grad)
@@ -46481,18 +44934,18 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1.beta.grad: [4] (let, output parameter gNetBasic1BatchNorm1Beta)
 //	_net.basic#1.batch_norm#1/shift.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#1/shift.grad: [4] (let, local)
-//	_net/h1.1.grad: [4 4 4 4] (let, local, in scratch field net_h1_1_grad)
-//	_net/h1.2.grad: [4 4 4 4] (let, local, in scratch field net_h1_2_grad)
+//	_net/h1.1.grad: [4 4 4 4] (let, local)
+//	_net/h1.2.grad: [4 4 4 4] (let, local)
 //	_net/h1.3.grad: [4 4 4 4] (let, local, in scratch field net_h1_3_grad)
 //	net/h1.grad: [4 4 4 4] (let, local, in scratch field net_h1_grad)
 //	_net/pooled.1.grad: [4 4] (let, local, in scratch field net_pooled_1_grad)
 //	net/pooled.grad: [4 4] (let, local, in scratch field net_pooled_grad)
 //	net.linear#1.w.grad: [3 4] (let, output parameter gNetLinear1W)
-//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local)
 //	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
-//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -47005,7 +45458,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //
 //	# zero the gradients
 //	fill net.conv2d#1.kernel.grad with 0
-//	fill net.conv2d#1/y.grad with 0
 //	fill net.conv2d#1.bias.grad with 0
 //	fill net.batch_norm#1/x.grad with 0
 //	fill _net.batch_norm#1/mean.1.grad with 0
@@ -47014,7 +45466,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.batch_norm#1/centered.grad with 0
 //	fill _net.batch_norm#1/var.1.grad with 0
 //	fill _net.batch_norm#1/var.2.grad with 0
-//	fill net.batch_norm#1/var.grad with 0
 //	fill net.batch_norm#1.gamma.grad with 0
 //	fill _net.batch_norm#1/scale.1.grad with 0
 //	fill _net.batch_norm#1/scale.2.grad with 0
@@ -47022,11 +45473,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.batch_norm#1.beta.grad with 0
 //	fill _net.batch_norm#1/shift.1.grad with 0
 //	fill net.batch_norm#1/shift.grad with 0
-//	fill _net/h0.1.grad with 0
 //	fill _net/h0.2.grad with 0
 //	fill net/h0.grad with 0
 //	fill net.basic#1.conv2d#2.kernel.grad with 0
-//	fill net.basic#1.conv2d#2/y.grad with 0
 //	fill net.basic#1.conv2d#2.bias.grad with 0
 //	fill net.basic#1.batch_norm#2/x.grad with 0
 //	fill _net.basic#1.batch_norm#2/mean.1.grad with 0
@@ -47035,7 +45484,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#2/centered.grad with 0
 //	fill _net.basic#1.batch_norm#2/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#2/var.2.grad with 0
-//	fill net.basic#1.batch_norm#2/var.grad with 0
 //	fill net.basic#1.batch_norm#2.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#2/scale.1.grad with 0
 //	fill _net.basic#1.batch_norm#2/scale.2.grad with 0
@@ -47043,11 +45491,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#2.beta.grad with 0
 //	fill _net.basic#1.batch_norm#2/shift.1.grad with 0
 //	fill net.basic#1.batch_norm#2/shift.grad with 0
-//	fill _net.basic#1.conv2d#1/x.1.grad with 0
 //	fill _net.basic#1.conv2d#1/x.2.grad with 0
 //	fill net.basic#1.conv2d#1/x.grad with 0
 //	fill net.basic#1.conv2d#1.kernel.grad with 0
-//	fill net.basic#1.conv2d#1/y.grad with 0
 //	fill net.basic#1.conv2d#1.bias.grad with 0
 //	fill net.basic#1.batch_norm#1/x.grad with 0
 //	fill _net.basic#1.batch_norm#1/mean.1.grad with 0
@@ -47056,7 +45502,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#1/centered.grad with 0
 //	fill _net.basic#1.batch_norm#1/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#1/var.2.grad with 0
-//	fill net.basic#1.batch_norm#1/var.grad with 0
 //	fill net.basic#1.batch_norm#1.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#1/scale.1.grad with 0
 //	fill _net.basic#1.batch_norm#1/scale.2.grad with 0
@@ -47064,18 +45509,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#1.beta.grad with 0
 //	fill _net.basic#1.batch_norm#1/shift.1.grad with 0
 //	fill net.basic#1.batch_norm#1/shift.grad with 0
-//	fill _net/h1.1.grad with 0
-//	fill _net/h1.2.grad with 0
 //	fill _net/h1.3.grad with 0
 //	fill net/h1.grad with 0
 //	fill _net/pooled.1.grad with 0
 //	fill net/pooled.grad with 0
 //	fill net.linear#1.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.linear#1.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -47102,10 +45542,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += train.cross_entropy#1/picked.grad[i0]
 //
-//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -47124,17 +45561,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@74 = 3 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@74 with 3
@@ -47147,29 +45581,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@74[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@74[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
-//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      net.linear#1.w.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/pooled[i0, i2]
+//	      net.linear#1.w.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/pooled[i0, i2]
 //
 //	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      net/pooled.grad[i0, i2] += net.linear#1.w[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/pooled.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 71 (net/pooled = pointwise "*." of _net/pooled.1, _num.7): g1 =+ g * v2; g1 is _net/pooled.1.grad
 //	for i0 in 0..3:
@@ -47197,40 +45628,30 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        net/h0.grad[i0, i1 + 1, i2 + 1, i3] += _net/h1.3.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h1.2.grad[i0, i1, i2, i3] += _net/h1.3.grad[i0, i1, i2, i3]
+//	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad (the copy elided: _net/h1.2.grad reads _net/h1.3.grad)
 //
-//	# backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h1.1.grad[i0, i1, i2, i3] += _net/h1.2.grad[i0, i1, i2, i3]
+//	# backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad (the copy elided: _net/h1.1.grad reads _net/h1.2.grad)
 //
 //	# backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/shift.grad[i3] += _net/h1.2.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/shift.grad[i3] += _net/h1.3.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h1.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]
+//	        net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h1.3.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]
 //
 //	# backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/scale.grad[i3] += net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * _net/h1.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/scale.grad[i3] += net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * _net/h1.3.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 65 (net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#1.beta.grad
 //	for i0 in 0..3:
@@ -47260,13 +45681,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#1/scale.1.grad[i0] += _net.basic#1.batch_norm#1/scale.2.grad[i0] * (-0.5 * (_net.basic#1.batch_norm#1/scale.2[i0] * (_net.basic#1.batch_norm#1/scale.2[i0] * _net.basic#1.batch_norm#1/scale.2[i0])))
 //
-//	# backprop of op 61 (_net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6): g1 =+ g; g1 is net.basic#1.batch_norm#1/var.grad
-//	for i0 in 0..3:
-//	  net.basic#1.batch_norm#1/var.grad[i0] += _net.basic#1.batch_norm#1/scale.1.grad[i0]
+//	# backprop of op 61 (_net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6): g1 =+ g; g1 is net.basic#1.batch_norm#1/var.grad (the copy elided: net.basic#1.batch_norm#1/var.grad reads _net.basic#1.batch_norm#1/scale.1.grad)
 //
 //	# backprop of op 56 (net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/var.2.grad
 //	for i0 in 0..3:
-//	  _net.basic#1.batch_norm#1/var.2.grad[i0] += net.basic#1.batch_norm#1/var.grad[i0] / _net.basic#1.batch_norm#1/var.3[0]
+//	  _net.basic#1.batch_norm#1/var.2.grad[i0] += _net.basic#1.batch_norm#1/scale.1.grad[i0] / _net.basic#1.batch_norm#1/var.3[0]
 //
 //	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
 //	for i0 in 0..3:
@@ -47318,12 +45737,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        net.basic#1.batch_norm#1/x.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#1/mean.1.grad[i0]
 //
-//	# backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
+//	# backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad (the copy elided: net.basic#1.conv2d#1/y.grad reads net.basic#1.batch_norm#1/x.grad)
 //
 //	# backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
 //	for i0 in 0..3:  # reduction
@@ -47340,7 +45754,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.basic#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
+//	              net.basic#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 46 (net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#1.kernel.grad
 //	reset padding of net.basic#1.conv2d#1/x to 0
@@ -47351,7 +45765,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.basic#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              net.basic#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
 //	reset padding of net.basic#1.conv2d#1/x.grad to 0
@@ -47361,12 +45775,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3]
+//	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad (the copy elided: _net.basic#1.conv2d#1/x.1.grad reads _net.basic#1.conv2d#1/x.2.grad)
 //
 //	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 //	for i0 in 0..3:  # reduction
@@ -47380,14 +45789,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3] += _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]
+//	        net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3] += _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]
 //
 //	# backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/scale.grad[i3] += net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#2/scale.grad[i3] += net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 42 (net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#2.beta.grad
 //	for i0 in 0..3:
@@ -47417,13 +45826,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#2/scale.1.grad[i0] += _net.basic#1.batch_norm#2/scale.2.grad[i0] * (-0.5 * (_net.basic#1.batch_norm#2/scale.2[i0] * (_net.basic#1.batch_norm#2/scale.2[i0] * _net.basic#1.batch_norm#2/scale.2[i0])))
 //
-//	# backprop of op 38 (_net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4): g1 =+ g; g1 is net.basic#1.batch_norm#2/var.grad
-//	for i0 in 0..3:
-//	  net.basic#1.batch_norm#2/var.grad[i0] += _net.basic#1.batch_norm#2/scale.1.grad[i0]
+//	# backprop of op 38 (_net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4): g1 =+ g; g1 is net.basic#1.batch_norm#2/var.grad (the copy elided: net.basic#1.batch_norm#2/var.grad reads _net.basic#1.batch_norm#2/scale.1.grad)
 //
 //	# backprop of op 33 (net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/var.2.grad
 //	for i0 in 0..3:
-//	  _net.basic#1.batch_norm#2/var.2.grad[i0] += net.basic#1.batch_norm#2/var.grad[i0] / _net.basic#1.batch_norm#2/var.3[0]
+//	  _net.basic#1.batch_norm#2/var.2.grad[i0] += _net.basic#1.batch_norm#2/scale.1.grad[i0] / _net.basic#1.batch_norm#2/var.3[0]
 //
 //	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
 //	for i0 in 0..3:
@@ -47475,12 +45882,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        net.basic#1.batch_norm#2/x.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#2/mean.1.grad[i0]
 //
-//	# backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
+//	# backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad (the copy elided: net.basic#1.conv2d#2/y.grad reads net.basic#1.batch_norm#2/x.grad)
 //
 //	# backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
 //	for i0 in 0..3:  # reduction
@@ -47497,7 +45899,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net/h0.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net/h0.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 23 (net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#2.kernel.grad
 //	reset padding of net/h0 to 0
@@ -47508,7 +45910,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..3:
-//	              net.basic#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3]
+//	              net.basic#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
 //	reset padding of net/h0.grad to 0
@@ -47518,12 +45920,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < _net/h0.2[i0, i1, i2, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h0.1.grad[i0, i1, i2, i3] += _net/h0.2.grad[i0, i1, i2, i3]
+//	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad (the copy elided: _net/h0.1.grad reads _net/h0.2.grad)
 //
 //	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 //	for i0 in 0..3:  # reduction
@@ -47537,14 +45934,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h0.1.grad[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]
+//	        net.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h0.2.grad[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]
 //
 //	# backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/scale.grad[i3] += net.batch_norm#1/x[i0, i1, i2, i3] * _net/h0.1.grad[i0, i1, i2, i3]
+//	        net.batch_norm#1/scale.grad[i3] += net.batch_norm#1/x[i0, i1, i2, i3] * _net/h0.2.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 19 (net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1): g1 =+ g; g1 is net.batch_norm#1.beta.grad
 //	for i0 in 0..3:
@@ -47574,13 +45971,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.batch_norm#1/scale.1.grad[i0] += _net.batch_norm#1/scale.2.grad[i0] * (-0.5 * (_net.batch_norm#1/scale.2[i0] * (_net.batch_norm#1/scale.2[i0] * _net.batch_norm#1/scale.2[i0])))
 //
-//	# backprop of op 15 (_net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2): g1 =+ g; g1 is net.batch_norm#1/var.grad
-//	for i0 in 0..3:
-//	  net.batch_norm#1/var.grad[i0] += _net.batch_norm#1/scale.1.grad[i0]
+//	# backprop of op 15 (_net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2): g1 =+ g; g1 is net.batch_norm#1/var.grad (the copy elided: net.batch_norm#1/var.grad reads _net.batch_norm#1/scale.1.grad)
 //
 //	# backprop of op 10 (net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.batch_norm#1/var.2.grad
 //	for i0 in 0..3:
-//	  _net.batch_norm#1/var.2.grad[i0] += net.batch_norm#1/var.grad[i0] / _net.batch_norm#1/var.3[0]
+//	  _net.batch_norm#1/var.2.grad[i0] += _net.batch_norm#1/scale.1.grad[i0] / _net.batch_norm#1/var.3[0]
 //
 //	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
 //	for i0 in 0..3:
@@ -47632,12 +46027,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	      for i3 in 0..3:
 //	        net.batch_norm#1/x.grad[i1, i2, i3, i0] += _net.batch_norm#1/mean.1.grad[i0]
 //
-//	# backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net.conv2d#1/y.grad[i0, i1, i2, i3] += net.batch_norm#1/x.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads net.batch_norm#1/x.grad)
 //
 //	# backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 //	for i0 in 0..3:  # reduction
@@ -47655,7 +46045,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.batch_norm#1/x.grad[i0, i1, i2, i3]
 func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetConv2d1Kernel *[72]float64, pNetConv2d1Bias *[4]float64, pNetBatchNorm1Gamma *[4]float64, pNetBatchNorm1Beta *[4]float64, pNetBasic1Conv2d2Kernel *[144]float64, pNetBasic1Conv2d2Bias *[4]float64, pNetBasic1BatchNorm2Gamma *[4]float64, pNetBasic1BatchNorm2Beta *[4]float64, pNetBasic1Conv2d1Kernel *[144]float64, pNetBasic1Conv2d1Bias *[4]float64, pNetBasic1BatchNorm1Gamma *[4]float64, pNetBasic1BatchNorm1Beta *[4]float64, pNetLinear1W *[12]float64, pNetLinear1B *[3]float64, sNetBatchNorm1Mean *[4]float64, sNetBatchNorm1Stat *[4]float64, sNetBasic1BatchNorm2Mean *[4]float64, sNetBasic1BatchNorm2Stat *[4]float64, sNetBasic1BatchNorm1Mean *[4]float64, sNetBasic1BatchNorm1Stat *[4]float64, gNetConv2d1Kernel *[72]float64, gNetConv2d1Bias *[4]float64, gNetBatchNorm1Gamma *[4]float64, gNetBatchNorm1Beta *[4]float64, gNetBasic1Conv2d2Kernel *[144]float64, gNetBasic1Conv2d2Bias *[4]float64, gNetBasic1BatchNorm2Gamma *[4]float64, gNetBasic1BatchNorm2Beta *[4]float64, gNetBasic1Conv2d1Kernel *[144]float64, gNetBasic1Conv2d1Bias *[4]float64, gNetBasic1BatchNorm1Gamma *[4]float64, gNetBasic1BatchNorm1Beta *[4]float64, gNetLinear1W *[12]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlResNetBNBackwardScratch) {
 	var net_batch_norm_1_mean_2 [1]float64
 	var net_batch_norm_1_var_3 [1]float64
@@ -47683,7 +46073,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	var train_2 [1]float64
 	var net_batch_norm_1_mean_grad [4]float64
 	var net_batch_norm_1_centered_1_grad [4]float64
-	var net_batch_norm_1_var_grad [4]float64
 	var net_batch_norm_1_scale_1_grad [4]float64
 	var net_batch_norm_1_scale_2_grad [4]float64
 	var net_batch_norm_1_scale_grad [4]float64
@@ -47691,7 +46080,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	var net_batch_norm_1_shift_grad [4]float64
 	var net_basic_1_batch_norm_2_mean_grad [4]float64
 	var net_basic_1_batch_norm_2_centered_1_grad [4]float64
-	var net_basic_1_batch_norm_2_var_grad [4]float64
 	var net_basic_1_batch_norm_2_scale_1_grad [4]float64
 	var net_basic_1_batch_norm_2_scale_2_grad [4]float64
 	var net_basic_1_batch_norm_2_scale_grad [4]float64
@@ -47699,7 +46087,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	var net_basic_1_batch_norm_2_shift_grad [4]float64
 	var net_basic_1_batch_norm_1_mean_grad [4]float64
 	var net_basic_1_batch_norm_1_centered_1_grad [4]float64
-	var net_basic_1_batch_norm_1_var_grad [4]float64
 	var net_basic_1_batch_norm_1_scale_1_grad [4]float64
 	var net_basic_1_batch_norm_1_scale_2_grad [4]float64
 	var net_basic_1_batch_norm_1_scale_grad [4]float64
@@ -47779,9 +46166,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap42AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap42AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47840,9 +46227,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap42AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap42AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47860,9 +46247,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47946,9 +46333,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+		ocannlMap44AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+		ocannlMap44AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48020,9 +46407,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48081,9 +46468,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48101,9 +46488,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48187,9 +46574,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+		ocannlMap44AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+		ocannlMap44AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48261,9 +46648,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48322,9 +46709,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48342,9 +46729,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48442,9 +46829,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net/h1 = pointwise relu of _net/h1.3
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48626,11 +47013,8 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_pooled_1_grad = [4][4]float64{}
 	scratch.net_pooled_grad = [4][4]float64{}
 	*gNetLinear1W = [12]float64{}
-	scratch.train_cross_entropy_1_logits_1_grad = [4][3]float64{}
 	*gNetLinear1B = [3]float64{}
-	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
@@ -48656,22 +47040,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_cross_entropy_1_picked_grad[i0]
 	}
 
-	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow[i1]
-		}
-	}
-
 	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc15 -= train_cross_entropy_1_logp_gradRow2[i1]
+			acc15 -= train_cross_entropy_1_logp_gradRow[i1]
 		}
 		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc15
 	}
@@ -48694,28 +47069,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		acc16 := scratch.train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc16 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc16 -= train_cross_entropy_1_logp_gradRow3[i1]
 		}
 		scratch.train_cross_entropy_1_m_grad[i0][0] = acc16
 	}
@@ -48749,7 +47115,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_74V := scratch.train_cross_entropy_1_m_argmax_74[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_74V {
@@ -48759,31 +47125,22 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			if r6 != 0 {
 				r7 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r7
-		}
-	}
-
-	// backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow4[i1] += r7
 		}
 	}
 
 	// backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[3]
 	for i1 := range 3 {
 		acc18 := gNetLinear1B[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc18 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow5[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc18 += train_cross_entropy_1_logp_gradRow8[i1]
 		gNetLinear1B[i1] = acc18
 	}
 
@@ -48791,10 +47148,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	for i0 := range 4 {
 		net_pooledRow3 := &scratch.net_pooled[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 			gNetLinear1WRow := (*[4]float64)(gNetLinear1W[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_pooledRow3[i2]
+				gNetLinear1WRow[i2] += train_cross_entropy_1_logp_gradV * net_pooledRow3[i2]
 			}
 		}
 	}
@@ -48806,14 +47163,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	pNetLinear1WRow4 := (*[4]float64)(pNetLinear1W[8:12])
 	for i0 := range 4 {
 		net_pooled_gradRow := &scratch.net_pooled_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
-		train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
+		train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][1]
+		train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][2]
 		for i2 := range 4 {
 			acc19 := net_pooled_gradRow[i2]
-			acc19 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc19 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
-			acc19 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			acc19 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logp_gradV2
+			acc19 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logp_gradV3
+			acc19 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logp_gradV4
 			net_pooled_gradRow[i2] = acc19
 		}
 	}
@@ -48830,9 +47187,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+		ocannlMap45AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+		ocannlMap45AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -48851,9 +47208,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_3_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -48891,68 +47248,26 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
-	} else {
-		scratch.net_h1_2_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_h1_3_gradRow3 := &scratch.net_h1_3_grad[i0][i1][i2]
-					net_h1_2_gradRow := &scratch.net_h1_2_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_h1_2_gradRow[i3] += net_h1_3_gradRow3[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
-	} else {
-		scratch.net_h1_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_h1_2_gradRow2 := &scratch.net_h1_2_grad[i0][i1][i2]
-					net_h1_1_gradRow := &scratch.net_h1_1_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_h1_1_gradRow[i3] += net_h1_2_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_h1_2_gradRow3 := &scratch.net_h1_2_grad[i0][i1][0]
-				net_h1_2_gradRow4 := &scratch.net_h1_2_grad[i0][i1][1]
-				net_h1_2_gradRow5 := &scratch.net_h1_2_grad[i0][i1][2]
-				net_h1_2_gradRow6 := &scratch.net_h1_2_grad[i0][i1][3]
+				net_h1_3_gradRow3 := &scratch.net_h1_3_grad[i0][i1][0]
+				net_h1_3_gradRow4 := &scratch.net_h1_3_grad[i0][i1][1]
+				net_h1_3_gradRow5 := &scratch.net_h1_3_grad[i0][i1][2]
+				net_h1_3_gradRow6 := &scratch.net_h1_3_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc20 := net_basic_1_batch_norm_1_shift_grad[i3]
-					acc20 += net_h1_2_gradRow3[i3]
-					acc20 += net_h1_2_gradRow4[i3]
-					acc20 += net_h1_2_gradRow5[i3]
-					acc20 += net_h1_2_gradRow6[i3]
+					acc20 += net_h1_3_gradRow3[i3]
+					acc20 += net_h1_3_gradRow4[i3]
+					acc20 += net_h1_3_gradRow5[i3]
+					acc20 += net_h1_3_gradRow6[i3]
 					net_basic_1_batch_norm_1_shift_grad[i3] = acc20
 				}
 			}
@@ -48962,18 +47277,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h1_1_gradRow2 := &scratch.net_h1_1_grad[i0][i1][i2]
+					net_h1_3_gradRow7 := &scratch.net_h1_3_grad[i0][i1][i2]
 					net_basic_1_batch_norm_1_x_gradRow := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_x_gradRow[i3] += net_h1_1_gradRow2[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]
+						net_basic_1_batch_norm_1_x_gradRow[i3] += net_h1_3_gradRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]
 					}
 				}
 			}
@@ -48983,27 +47298,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+		ocannlReduce90AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
 				net_basic_1_batch_norm_1_xRow8 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][0]
-				net_h1_1_gradRow3 := &scratch.net_h1_1_grad[i0][i1][0]
+				net_h1_3_gradRow8 := &scratch.net_h1_3_grad[i0][i1][0]
 				net_basic_1_batch_norm_1_xRow9 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][1]
-				net_h1_1_gradRow4 := &scratch.net_h1_1_grad[i0][i1][1]
+				net_h1_3_gradRow9 := &scratch.net_h1_3_grad[i0][i1][1]
 				net_basic_1_batch_norm_1_xRow10 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][2]
-				net_h1_1_gradRow5 := &scratch.net_h1_1_grad[i0][i1][2]
+				net_h1_3_gradRow10 := &scratch.net_h1_3_grad[i0][i1][2]
 				net_basic_1_batch_norm_1_xRow11 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][3]
-				net_h1_1_gradRow6 := &scratch.net_h1_1_grad[i0][i1][3]
+				net_h1_3_gradRow11 := &scratch.net_h1_3_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc21 := net_basic_1_batch_norm_1_scale_grad[i3]
-					acc21 += net_basic_1_batch_norm_1_xRow8[i3] * net_h1_1_gradRow3[i3]
-					acc21 += net_basic_1_batch_norm_1_xRow9[i3] * net_h1_1_gradRow4[i3]
-					acc21 += net_basic_1_batch_norm_1_xRow10[i3] * net_h1_1_gradRow5[i3]
-					acc21 += net_basic_1_batch_norm_1_xRow11[i3] * net_h1_1_gradRow6[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow8[i3] * net_h1_3_gradRow8[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow9[i3] * net_h1_3_gradRow9[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow10[i3] * net_h1_3_gradRow10[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow11[i3] * net_h1_3_gradRow11[i3]
 					net_basic_1_batch_norm_1_scale_grad[i3] = acc21
 				}
 			}
@@ -49045,23 +47360,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		net_basic_1_batch_norm_1_scale_1_grad[i0] += net_basic_1_batch_norm_1_scale_2_grad[i0] * ((-0.5) * (net_basic_1_batch_norm_1_scale_2[i0] * (net_basic_1_batch_norm_1_scale_2[i0] * net_basic_1_batch_norm_1_scale_2[i0])))
 	}
 
-	// backprop of op 61 (_net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6): g1 =+ g; g1 is net.basic#1.batch_norm#1/var.grad
-	for i0 := range 4 {
-		net_basic_1_batch_norm_1_var_grad[i0] += net_basic_1_batch_norm_1_scale_1_grad[i0]
-	}
-
 	// backprop of op 56 (net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/var.2.grad
 	net_basic_1_batch_norm_1_var_3V2 := net_basic_1_batch_norm_1_var_3[0]
 	for i0 := range 4 {
-		scratch.net_basic_1_batch_norm_1_var_2_grad[i0] += net_basic_1_batch_norm_1_var_grad[i0] / net_basic_1_batch_norm_1_var_3V2
+		scratch.net_basic_1_batch_norm_1_var_2_grad[i0] += net_basic_1_batch_norm_1_scale_1_grad[i0] / net_basic_1_batch_norm_1_var_3V2
 	}
 
 	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49080,9 +47390,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49102,9 +47412,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -49123,9 +47433,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -49180,9 +47490,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -49191,27 +47501,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 					net_basic_1_batch_norm_1_x_gradRow3 := &scratch.net_basic_1_batch_norm_1_x_grad[i1][i2]
 					for i3 := range 4 {
 						net_basic_1_batch_norm_1_x_gradRow3[i3][i0] += net_basic_1_batch_norm_1_mean_1_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_1_conv2d_1_y_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_x_gradRow4 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2]
-					net_basic_1_conv2d_1_y_gradRow := &scratch.net_basic_1_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_conv2d_1_y_gradRow[i3] += net_basic_1_batch_norm_1_x_gradRow4[i3]
 					}
 				}
 			}
@@ -49228,16 +47517,16 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_basic_1_batch_norm_1_x_gradRow5 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][0]
-				net_basic_1_batch_norm_1_x_gradRow6 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][1]
-				net_basic_1_batch_norm_1_x_gradRow7 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][2]
-				net_basic_1_batch_norm_1_x_gradRow8 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][3]
+				net_basic_1_batch_norm_1_x_gradRow4 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][0]
+				net_basic_1_batch_norm_1_x_gradRow5 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][1]
+				net_basic_1_batch_norm_1_x_gradRow6 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][2]
+				net_basic_1_batch_norm_1_x_gradRow7 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc23 := gNetBasic1Conv2d1Bias[i3]
+					acc23 += net_basic_1_batch_norm_1_x_gradRow4[i3]
 					acc23 += net_basic_1_batch_norm_1_x_gradRow5[i3]
 					acc23 += net_basic_1_batch_norm_1_x_gradRow6[i3]
 					acc23 += net_basic_1_batch_norm_1_x_gradRow7[i3]
-					acc23 += net_basic_1_batch_norm_1_x_gradRow8[i3]
 					gNetBasic1Conv2d1Bias[i3] = acc23
 				}
 			}
@@ -49299,9 +47588,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap52AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap52AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49326,27 +47615,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_1_conv2d_1_x_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_conv2d_1_x_2_gradRow2 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
-					net_basic_1_conv2d_1_x_1_gradRow := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_conv2d_1_x_1_gradRow[i3] += net_basic_1_conv2d_1_x_2_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -49357,16 +47625,16 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_basic_1_conv2d_1_x_2_gradRow3 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][0]
-				net_basic_1_conv2d_1_x_2_gradRow4 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][1]
-				net_basic_1_conv2d_1_x_2_gradRow5 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][2]
-				net_basic_1_conv2d_1_x_2_gradRow6 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][3]
+				net_basic_1_conv2d_1_x_2_gradRow2 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][0]
+				net_basic_1_conv2d_1_x_2_gradRow3 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][1]
+				net_basic_1_conv2d_1_x_2_gradRow4 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][2]
+				net_basic_1_conv2d_1_x_2_gradRow5 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc24 := net_basic_1_batch_norm_2_shift_grad[i3]
+					acc24 += net_basic_1_conv2d_1_x_2_gradRow2[i3]
 					acc24 += net_basic_1_conv2d_1_x_2_gradRow3[i3]
 					acc24 += net_basic_1_conv2d_1_x_2_gradRow4[i3]
 					acc24 += net_basic_1_conv2d_1_x_2_gradRow5[i3]
-					acc24 += net_basic_1_conv2d_1_x_2_gradRow6[i3]
 					net_basic_1_batch_norm_2_shift_grad[i3] = acc24
 				}
 			}
@@ -49376,18 +47644,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_conv2d_1_x_1_gradRow2 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][i2]
+					net_basic_1_conv2d_1_x_2_gradRow6 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
 					net_basic_1_batch_norm_2_x_gradRow := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_x_gradRow[i3] += net_basic_1_conv2d_1_x_1_gradRow2[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]
+						net_basic_1_batch_norm_2_x_gradRow[i3] += net_basic_1_conv2d_1_x_2_gradRow6[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]
 					}
 				}
 			}
@@ -49397,27 +47665,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce90AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
 				net_basic_1_batch_norm_2_xRow8 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][0]
-				net_basic_1_conv2d_1_x_1_gradRow3 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][0]
+				net_basic_1_conv2d_1_x_2_gradRow7 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][0]
 				net_basic_1_batch_norm_2_xRow9 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][1]
-				net_basic_1_conv2d_1_x_1_gradRow4 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][1]
+				net_basic_1_conv2d_1_x_2_gradRow8 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][1]
 				net_basic_1_batch_norm_2_xRow10 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][2]
-				net_basic_1_conv2d_1_x_1_gradRow5 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][2]
+				net_basic_1_conv2d_1_x_2_gradRow9 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][2]
 				net_basic_1_batch_norm_2_xRow11 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][3]
-				net_basic_1_conv2d_1_x_1_gradRow6 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][3]
+				net_basic_1_conv2d_1_x_2_gradRow10 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc25 := net_basic_1_batch_norm_2_scale_grad[i3]
-					acc25 += net_basic_1_batch_norm_2_xRow8[i3] * net_basic_1_conv2d_1_x_1_gradRow3[i3]
-					acc25 += net_basic_1_batch_norm_2_xRow9[i3] * net_basic_1_conv2d_1_x_1_gradRow4[i3]
-					acc25 += net_basic_1_batch_norm_2_xRow10[i3] * net_basic_1_conv2d_1_x_1_gradRow5[i3]
-					acc25 += net_basic_1_batch_norm_2_xRow11[i3] * net_basic_1_conv2d_1_x_1_gradRow6[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow8[i3] * net_basic_1_conv2d_1_x_2_gradRow7[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow9[i3] * net_basic_1_conv2d_1_x_2_gradRow8[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow10[i3] * net_basic_1_conv2d_1_x_2_gradRow9[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow11[i3] * net_basic_1_conv2d_1_x_2_gradRow10[i3]
 					net_basic_1_batch_norm_2_scale_grad[i3] = acc25
 				}
 			}
@@ -49459,23 +47727,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		net_basic_1_batch_norm_2_scale_1_grad[i0] += net_basic_1_batch_norm_2_scale_2_grad[i0] * ((-0.5) * (net_basic_1_batch_norm_2_scale_2[i0] * (net_basic_1_batch_norm_2_scale_2[i0] * net_basic_1_batch_norm_2_scale_2[i0])))
 	}
 
-	// backprop of op 38 (_net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4): g1 =+ g; g1 is net.basic#1.batch_norm#2/var.grad
-	for i0 := range 4 {
-		net_basic_1_batch_norm_2_var_grad[i0] += net_basic_1_batch_norm_2_scale_1_grad[i0]
-	}
-
 	// backprop of op 33 (net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/var.2.grad
 	net_basic_1_batch_norm_2_var_3V2 := net_basic_1_batch_norm_2_var_3[0]
 	for i0 := range 4 {
-		scratch.net_basic_1_batch_norm_2_var_2_grad[i0] += net_basic_1_batch_norm_2_var_grad[i0] / net_basic_1_batch_norm_2_var_3V2
+		scratch.net_basic_1_batch_norm_2_var_2_grad[i0] += net_basic_1_batch_norm_2_scale_1_grad[i0] / net_basic_1_batch_norm_2_var_3V2
 	}
 
 	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49494,9 +47757,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49516,9 +47779,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -49537,9 +47800,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -49594,9 +47857,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -49605,27 +47868,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 					net_basic_1_batch_norm_2_x_gradRow3 := &scratch.net_basic_1_batch_norm_2_x_grad[i1][i2]
 					for i3 := range 4 {
 						net_basic_1_batch_norm_2_x_gradRow3[i3][i0] += net_basic_1_batch_norm_2_mean_1_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
-	} else {
-		scratch.net_basic_1_conv2d_2_y_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_x_gradRow4 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2]
-					net_basic_1_conv2d_2_y_gradRow := &scratch.net_basic_1_conv2d_2_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_conv2d_2_y_gradRow[i3] += net_basic_1_batch_norm_2_x_gradRow4[i3]
 					}
 				}
 			}
@@ -49642,16 +47884,16 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_basic_1_batch_norm_2_x_gradRow5 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][0]
-				net_basic_1_batch_norm_2_x_gradRow6 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][1]
-				net_basic_1_batch_norm_2_x_gradRow7 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][2]
-				net_basic_1_batch_norm_2_x_gradRow8 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][3]
+				net_basic_1_batch_norm_2_x_gradRow4 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][0]
+				net_basic_1_batch_norm_2_x_gradRow5 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][1]
+				net_basic_1_batch_norm_2_x_gradRow6 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][2]
+				net_basic_1_batch_norm_2_x_gradRow7 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc27 := gNetBasic1Conv2d2Bias[i3]
+					acc27 += net_basic_1_batch_norm_2_x_gradRow4[i3]
 					acc27 += net_basic_1_batch_norm_2_x_gradRow5[i3]
 					acc27 += net_basic_1_batch_norm_2_x_gradRow6[i3]
 					acc27 += net_basic_1_batch_norm_2_x_gradRow7[i3]
-					acc27 += net_basic_1_batch_norm_2_x_gradRow8[i3]
 					gNetBasic1Conv2d2Bias[i3] = acc27
 				}
 			}
@@ -49713,9 +47955,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap52AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap52AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49740,27 +47982,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
-	} else {
-		scratch.net_h0_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_h0_2_gradRow2 := &scratch.net_h0_2_grad[i0][i1][i2]
-					net_h0_1_gradRow := &scratch.net_h0_1_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_h0_1_gradRow[i3] += net_h0_2_gradRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -49771,16 +47992,16 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_h0_2_gradRow3 := &scratch.net_h0_2_grad[i0][i1][0]
-				net_h0_2_gradRow4 := &scratch.net_h0_2_grad[i0][i1][1]
-				net_h0_2_gradRow5 := &scratch.net_h0_2_grad[i0][i1][2]
-				net_h0_2_gradRow6 := &scratch.net_h0_2_grad[i0][i1][3]
+				net_h0_2_gradRow2 := &scratch.net_h0_2_grad[i0][i1][0]
+				net_h0_2_gradRow3 := &scratch.net_h0_2_grad[i0][i1][1]
+				net_h0_2_gradRow4 := &scratch.net_h0_2_grad[i0][i1][2]
+				net_h0_2_gradRow5 := &scratch.net_h0_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc28 := net_batch_norm_1_shift_grad[i3]
+					acc28 += net_h0_2_gradRow2[i3]
 					acc28 += net_h0_2_gradRow3[i3]
 					acc28 += net_h0_2_gradRow4[i3]
 					acc28 += net_h0_2_gradRow5[i3]
-					acc28 += net_h0_2_gradRow6[i3]
 					net_batch_norm_1_shift_grad[i3] = acc28
 				}
 			}
@@ -49790,18 +48011,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap46AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap46AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h0_1_gradRow2 := &scratch.net_h0_1_grad[i0][i1][i2]
+					net_h0_2_gradRow6 := &scratch.net_h0_2_grad[i0][i1][i2]
 					net_batch_norm_1_x_gradRow := &scratch.net_batch_norm_1_x_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_x_gradRow[i3] += net_h0_1_gradRow2[i3] * scratch.net_batch_norm_1_scale[i3]
+						net_batch_norm_1_x_gradRow[i3] += net_h0_2_gradRow6[i3] * scratch.net_batch_norm_1_scale[i3]
 					}
 				}
 			}
@@ -49811,27 +48032,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+		ocannlReduce90AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
 				net_batch_norm_1_xRow8 := &scratch.net_batch_norm_1_x[i0][i1][0]
-				net_h0_1_gradRow3 := &scratch.net_h0_1_grad[i0][i1][0]
+				net_h0_2_gradRow7 := &scratch.net_h0_2_grad[i0][i1][0]
 				net_batch_norm_1_xRow9 := &scratch.net_batch_norm_1_x[i0][i1][1]
-				net_h0_1_gradRow4 := &scratch.net_h0_1_grad[i0][i1][1]
+				net_h0_2_gradRow8 := &scratch.net_h0_2_grad[i0][i1][1]
 				net_batch_norm_1_xRow10 := &scratch.net_batch_norm_1_x[i0][i1][2]
-				net_h0_1_gradRow5 := &scratch.net_h0_1_grad[i0][i1][2]
+				net_h0_2_gradRow9 := &scratch.net_h0_2_grad[i0][i1][2]
 				net_batch_norm_1_xRow11 := &scratch.net_batch_norm_1_x[i0][i1][3]
-				net_h0_1_gradRow6 := &scratch.net_h0_1_grad[i0][i1][3]
+				net_h0_2_gradRow10 := &scratch.net_h0_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc29 := net_batch_norm_1_scale_grad[i3]
-					acc29 += net_batch_norm_1_xRow8[i3] * net_h0_1_gradRow3[i3]
-					acc29 += net_batch_norm_1_xRow9[i3] * net_h0_1_gradRow4[i3]
-					acc29 += net_batch_norm_1_xRow10[i3] * net_h0_1_gradRow5[i3]
-					acc29 += net_batch_norm_1_xRow11[i3] * net_h0_1_gradRow6[i3]
+					acc29 += net_batch_norm_1_xRow8[i3] * net_h0_2_gradRow7[i3]
+					acc29 += net_batch_norm_1_xRow9[i3] * net_h0_2_gradRow8[i3]
+					acc29 += net_batch_norm_1_xRow10[i3] * net_h0_2_gradRow9[i3]
+					acc29 += net_batch_norm_1_xRow11[i3] * net_h0_2_gradRow10[i3]
 					net_batch_norm_1_scale_grad[i3] = acc29
 				}
 			}
@@ -49873,23 +48094,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		net_batch_norm_1_scale_1_grad[i0] += net_batch_norm_1_scale_2_grad[i0] * ((-0.5) * (net_batch_norm_1_scale_2[i0] * (net_batch_norm_1_scale_2[i0] * net_batch_norm_1_scale_2[i0])))
 	}
 
-	// backprop of op 15 (_net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2): g1 =+ g; g1 is net.batch_norm#1/var.grad
-	for i0 := range 4 {
-		net_batch_norm_1_var_grad[i0] += net_batch_norm_1_scale_1_grad[i0]
-	}
-
 	// backprop of op 10 (net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.batch_norm#1/var.2.grad
 	net_batch_norm_1_var_3V2 := net_batch_norm_1_var_3[0]
 	for i0 := range 4 {
-		scratch.net_batch_norm_1_var_2_grad[i0] += net_batch_norm_1_var_grad[i0] / net_batch_norm_1_var_3V2
+		scratch.net_batch_norm_1_var_2_grad[i0] += net_batch_norm_1_scale_1_grad[i0] / net_batch_norm_1_var_3V2
 	}
 
 	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap47AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap47AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49908,9 +48124,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -49930,9 +48146,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap49AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap49AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -49951,9 +48167,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -50008,9 +48224,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -50019,27 +48235,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 					net_batch_norm_1_x_gradRow3 := &scratch.net_batch_norm_1_x_grad[i1][i2]
 					for i3 := range 4 {
 						net_batch_norm_1_x_gradRow3[i3][i0] += net_batch_norm_1_mean_1_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
-	} else {
-		scratch.net_conv2d_1_y_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_x_gradRow4 := &scratch.net_batch_norm_1_x_grad[i0][i1][i2]
-					net_conv2d_1_y_gradRow := &scratch.net_conv2d_1_y_grad[i0][i1][i2]
-					for i3 := range 4 {
-						net_conv2d_1_y_gradRow[i3] += net_batch_norm_1_x_gradRow4[i3]
 					}
 				}
 			}
@@ -50056,16 +48251,16 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 4 {
-				net_batch_norm_1_x_gradRow5 := &scratch.net_batch_norm_1_x_grad[i0][i1][0]
-				net_batch_norm_1_x_gradRow6 := &scratch.net_batch_norm_1_x_grad[i0][i1][1]
-				net_batch_norm_1_x_gradRow7 := &scratch.net_batch_norm_1_x_grad[i0][i1][2]
-				net_batch_norm_1_x_gradRow8 := &scratch.net_batch_norm_1_x_grad[i0][i1][3]
+				net_batch_norm_1_x_gradRow4 := &scratch.net_batch_norm_1_x_grad[i0][i1][0]
+				net_batch_norm_1_x_gradRow5 := &scratch.net_batch_norm_1_x_grad[i0][i1][1]
+				net_batch_norm_1_x_gradRow6 := &scratch.net_batch_norm_1_x_grad[i0][i1][2]
+				net_batch_norm_1_x_gradRow7 := &scratch.net_batch_norm_1_x_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc31 := gNetConv2d1Bias[i3]
+					acc31 += net_batch_norm_1_x_gradRow4[i3]
 					acc31 += net_batch_norm_1_x_gradRow5[i3]
 					acc31 += net_batch_norm_1_x_gradRow6[i3]
 					acc31 += net_batch_norm_1_x_gradRow7[i3]
-					acc31 += net_batch_norm_1_x_gradRow8[i3]
 					gNetConv2d1Bias[i3] = acc31
 				}
 			}
@@ -50077,13 +48272,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 4 {
-					net_conv2d_1_y_gradV := scratch.net_conv2d_1_y_grad[i0][i1][i2][i3]
+					net_batch_norm_1_x_gradV := scratch.net_batch_norm_1_x_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
 							gNetConv2d1KernelRow := (*[2]float64)(gNetConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gNetConv2d1KernelRow[i6] += imagesPadRow2[i6] * net_conv2d_1_y_gradV
+								gNetConv2d1KernelRow[i6] += imagesPadRow2[i6] * net_batch_norm_1_x_gradV
 							}
 						}
 					}
@@ -50140,40 +48335,30 @@ type ocannlResNetBNBackwardScratch struct {
 	train_cross_entropy_1_logp_2           [4][1]float64
 	train_cross_entropy_1_logp_3           [4][1]float64
 	train_cross_entropy_1_logp             [4][3]float64
-	net_conv2d_1_y_grad                    [4][4][4][4]float64
 	net_batch_norm_1_x_grad                [4][4][4][4]float64
 	net_batch_norm_1_mean_1_grad           [4]float64
 	net_batch_norm_1_centered_grad         [4][4][4][4]float64
 	net_batch_norm_1_var_1_grad            [4][4][4][4]float64
 	net_batch_norm_1_var_2_grad            [4]float64
-	net_h0_1_grad                          [4][4][4][4]float64
 	net_h0_2_grad                          [4][4][4][4]float64
 	net_h0_grad                            [4][7][7][4]float64
-	net_basic_1_conv2d_2_y_grad            [4][4][4][4]float64
 	net_basic_1_batch_norm_2_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_2_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_2_centered_grad [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_2_grad    [4]float64
-	net_basic_1_conv2d_1_x_1_grad          [4][4][4][4]float64
 	net_basic_1_conv2d_1_x_2_grad          [4][4][4][4]float64
 	net_basic_1_conv2d_1_x_grad            [4][7][7][4]float64
-	net_basic_1_conv2d_1_y_grad            [4][4][4][4]float64
 	net_basic_1_batch_norm_1_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_1_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_1_centered_grad [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2_grad    [4]float64
-	net_h1_1_grad                          [4][4][4][4]float64
-	net_h1_2_grad                          [4][4][4][4]float64
 	net_h1_3_grad                          [4][4][4][4]float64
 	net_h1_grad                            [4][4][4][4]float64
 	net_pooled_1_grad                      [4][4]float64
 	net_pooled_grad                        [4][4]float64
-	train_cross_entropy_1_logits_1_grad    [4][3]float64
-	train_cross_entropy_1_logits_grad      [4][3]float64
 	train_cross_entropy_1_m_grad           [4][1]float64
-	train_cross_entropy_1_z_grad           [4][3]float64
 	train_cross_entropy_1_logp_1_grad      [4][3]float64
 	train_cross_entropy_1_logp_2_grad      [4][1]float64
 	train_cross_entropy_1_logp_3_grad      [4][1]float64
@@ -50198,7 +48383,7 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX512(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -50208,7 +48393,7 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -50218,13 +48403,13 @@ func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 4 {
-						net_basic_1_conv2d_1_y_gradV := scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][i3]
+						net_basic_1_batch_norm_1_x_gradV := scratch.net_basic_1_batch_norm_1_x_grad[i0+j18][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasic1Conv2d1KernelRow2 := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_basic_1_conv2d_1_x_gradRow := &scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2+i5]
 								for i6 := range 4 {
-									net_basic_1_conv2d_1_x_gradRow[i6] += net_basic_1_conv2d_1_y_gradV * pNetBasic1Conv2d1KernelRow2[i6]
+									net_basic_1_conv2d_1_x_gradRow[i6] += net_basic_1_batch_norm_1_x_gradV * pNetBasic1Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -50254,7 +48439,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce91AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -50264,7 +48449,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce91AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -50274,13 +48459,13 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_1_conv2d_1_y_gradV2 := scratch.net_basic_1_conv2d_1_y_grad[i0][i1][i2][i3+j19]
+						net_basic_1_batch_norm_1_x_gradV2 := scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2][i3+j19]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_basic_1_conv2d_1_xRow3 := &scratch.net_basic_1_conv2d_1_x[i0][i1+i4][i2+i5]
 								gNetBasic1Conv2d1KernelRow := (*[4]float64)(gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetBasic1Conv2d1KernelRow[i6] += net_basic_1_conv2d_1_xRow3[i6] * net_basic_1_conv2d_1_y_gradV2
+									gNetBasic1Conv2d1KernelRow[i6] += net_basic_1_conv2d_1_xRow3[i6] * net_basic_1_batch_norm_1_x_gradV2
 								}
 							}
 						}
@@ -50310,7 +48495,7 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+						ocannlReduce20AVX512(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -50320,7 +48505,7 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+						ocannlReduce20AVX2(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
 					}
 				}
 			}
@@ -50330,13 +48515,13 @@ func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 4 {
-						net_basic_1_conv2d_2_y_gradV := scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][i3]
+						net_basic_1_batch_norm_2_x_gradV := scratch.net_basic_1_batch_norm_2_x_grad[i0+j35][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetBasic1Conv2d2KernelRow2 := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
 								net_h0_gradRow2 := &scratch.net_h0_grad[i0+j35][i1+i4][i2+i5]
 								for i6 := range 4 {
-									net_h0_gradRow2[i6] += net_basic_1_conv2d_2_y_gradV * pNetBasic1Conv2d2KernelRow2[i6]
+									net_h0_gradRow2[i6] += net_basic_1_batch_norm_2_x_gradV * pNetBasic1Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -50366,7 +48551,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+						ocannlReduce91AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -50376,7 +48561,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+						ocannlReduce91AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -50386,13 +48571,13 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 1 {
-						net_basic_1_conv2d_2_y_gradV2 := scratch.net_basic_1_conv2d_2_y_grad[i0][i1][i2][i3+j36]
+						net_basic_1_batch_norm_2_x_gradV2 := scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2][i3+j36]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								net_h0Row4 := &scratch.net_h0[i0][i1+i4][i2+i5]
 								gNetBasic1Conv2d2KernelRow := (*[4]float64)(gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4+4*i5 : 36*i3+36*j36+12*i4+4*i5+4])
 								for i6 := range 4 {
-									gNetBasic1Conv2d2KernelRow[i6] += net_h0Row4[i6] * net_basic_1_conv2d_2_y_gradV2
+									gNetBasic1Conv2d2KernelRow[i6] += net_h0Row4[i6] * net_basic_1_batch_norm_2_x_gradV2
 								}
 							}
 						}

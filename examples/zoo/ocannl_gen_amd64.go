@@ -286,220 +286,195 @@ func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *flo
 //go:noescape
 func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX512 runs a float64 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
 //
 //go:noescape
-func ocannlMap11AVX512(c *float64, x0 *float64)
+func ocannlMap11AVX512(c *float64)
 
-// ocannlMap12AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap12AVX512(c *float64)
+func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap13AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap14AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(x0,0).
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap15AVX512(c *float64, x0 *float64)
+func ocannlMap15AVX512(c *float64)
 
-// ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
 //
 //go:noescape
 func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap17AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap17AVX512(c *float64)
+func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap18AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap18AVX512(c *float64, x0 *float64)
 
-// ocannlMap19AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap19AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap19AVX512(c *float64, x0 *float64)
 
-// ocannlMap20AVX512 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
+// ocannlMap20AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap20AVX512(c *float64, x0 *float64)
+func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap21AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap21AVX512(c *float64, x0 *float64)
+func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap22AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap22AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap23AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap23AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap24AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap25AVX512 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap25AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap25AVX512(c *float64, x0 *float64)
+func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap26AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap26AVX512 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap27AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap27AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap27AVX512(c *float64, x0 *float64)
 
-// ocannlMap28AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap28AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap28AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap28AVX512(c *float64, x0 *float64)
 
-// ocannlMap29AVX512 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap29AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap30AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap30AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap30AVX512(c *float64, x0 *float64)
+func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap31AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap31AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap31AVX512(c *float64, x0 *float64)
 
-// ocannlMap32AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap32AVX512 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap33AVX512 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float64, x0 *float64)
+func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap34AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap34AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap34AVX512(c *float64, x0 *float64)
 
-// ocannlMap35AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+// ocannlMap35AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap35AVX512(c *float64, x0 *float64)
+func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX512 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
+// ocannlMap36AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap37AVX512 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
+// ocannlMap41AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap41AVX512(c *float64, x0 *float64)
 
-// ocannlMap38AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap42AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float64, x0 *float64)
+func ocannlMap42AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap39AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap43AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap43AVX512(c *float64, x0 *float64)
 
-// ocannlMap40AVX512 runs a float64 pointwise kernel over 360 elements: c = add(x0,0).
+// ocannlMap44AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap40AVX512(c *float64, x0 *float64)
+func ocannlMap44AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlMap41AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap45AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap45AVX512(c *float64, x0 *float64)
 
-// ocannlMap46AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap46AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float64, x0 *float64)
+func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap47AVX512(c *float64, x0 *float64)
 
-// ocannlMap48AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+// ocannlMap48AVX512 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float64, x0 *float64)
+func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap49AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+// ocannlMap49AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap50AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap50AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap50AVX512(c *float64, x0 *float64)
 
-// ocannlMap51AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+// ocannlMap51AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap51AVX512(c *float64, x0 *float64)
 
-// ocannlMap52AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap52AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap52AVX512(c *float64, x0 *float64)
-
-// ocannlMap53AVX512 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap54AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap55AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap55AVX512(c *float64, x0 *float64)
-
-// ocannlMap56AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
-//
-//go:noescape
-func ocannlMap56AVX512(c *float64, x0 *float64)
-
-// ocannlMap57AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap52AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -1251,240 +1226,215 @@ func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float
 //go:noescape
 func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap11AVX2 runs a float64 pointwise kernel over 576 elements: c = 4.
 //
 //go:noescape
-func ocannlMap11AVX2(c *float64, x0 *float64)
+func ocannlMap11AVX2(c *float64)
 
-// ocannlMap12AVX2 runs a float64 pointwise kernel over 576 elements: c = 4.
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float64)
+func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap13AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap14AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(x0,0).
+// ocannlMap15AVX2 runs a float64 pointwise kernel over 392 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64)
+func ocannlMap15AVX2(c *float64)
 
-// ocannlMap16AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float64)
+func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+// ocannlMap18AVX2 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap18AVX2(c *float64, x0 *float64)
 
-// ocannlMap19AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap19AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap19AVX2(c *float64, x0 *float64)
 
-// ocannlMap20AVX2 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
+// ocannlMap20AVX2 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float64, x0 *float64)
+func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap21AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64)
+func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap22AVX2 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap22AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap24AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap25AVX2(c *float64, x0 *float64)
+func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap26AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap26AVX2 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap27AVX2(c *float64, x0 *float64)
 
-// ocannlMap28AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap28AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap28AVX2(c *float64, x0 *float64)
 
-// ocannlMap29AVX2 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap30AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap30AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float64, x0 *float64)
+func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap31AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap31AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap31AVX2(c *float64, x0 *float64)
 
-// ocannlMap32AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap32AVX2 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX2 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap33AVX2 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float64, x0 *float64)
+func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap34AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap34AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap34AVX2(c *float64, x0 *float64)
 
-// ocannlMap35AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+// ocannlMap35AVX2 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float64, x0 *float64)
+func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX2 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
+// ocannlMap36AVX2 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap37AVX2 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
+// ocannlMap37AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap38AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap38AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap38AVX2(c *float64, x0 *float64)
 
-// ocannlMap39AVX2 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap39AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap39AVX2(c *float64, x0 *float64)
 
-// ocannlMap40AVX2 runs a float64 pointwise kernel over 360 elements: c = add(x0,0).
+// ocannlMap40AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap40AVX2(c *float64, x0 *float64)
+func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap41AVX2 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap41AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap41AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap41AVX2(c *float64, x0 *float64)
 
-// ocannlMap42AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
+// ocannlMap42AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap43AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
+// ocannlMap43AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
 //
 //go:noescape
 func ocannlMap43AVX2(c *float64, x0 *float64)
 
-// ocannlMap44AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
+// ocannlMap44AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap44AVX2(c *float64, x0 *float64)
+func ocannlMap44AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlMap45AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
+// ocannlMap45AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap45AVX2(c *float64, x0 *float64)
 
-// ocannlMap46AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap46AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float64, x0 *float64)
+func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap47AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap47AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap47AVX2(c *float64, x0 *float64)
 
-// ocannlMap48AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+// ocannlMap48AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float64, x0 *float64)
+func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap49AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+// ocannlMap49AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap50AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap50AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap50AVX2(c *float64, x0 *float64)
 
-// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap51AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap51AVX2(c *float64, x0 *float64)
 
-// ocannlMap52AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap52AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap52AVX2(c *float64, x0 *float64)
-
-// ocannlMap53AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap53AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap54AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap54AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap55AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap55AVX2(c *float64, x0 *float64)
-
-// ocannlMap56AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
-//
-//go:noescape
-func ocannlMap56AVX2(c *float64, x0 *float64)
-
-// ocannlMap57AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap57AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //

@@ -7075,29 +7075,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64)
+// func ocannlMap11AVX512(c *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX512(c *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
@@ -7112,9 +7092,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7161,9 +7141,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7188,29 +7168,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64, x0 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000120, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7233,9 +7193,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64)
+// func ocannlMap15AVX512(c *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
@@ -7250,9 +7210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7288,9 +7248,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7312,9 +7272,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float64, x0 *float64)
+// func ocannlMap18AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7338,9 +7298,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float64, x0 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7358,9 +7318,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7397,9 +7357,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7445,9 +7405,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7472,29 +7432,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64)
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7525,9 +7465,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7559,9 +7499,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7583,9 +7523,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7616,9 +7556,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float64, x0 *float64)
+// func ocannlMap27AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7636,9 +7576,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float64, x0 *float64)
+// func ocannlMap28AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7663,9 +7603,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7690,29 +7630,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float64, x0 *float64)
+// func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7749,9 +7669,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float64, x0 *float64)
+// func ocannlMap31AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7774,9 +7694,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7799,9 +7719,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7823,9 +7743,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float64, x0 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7843,9 +7763,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7870,29 +7790,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float64, x0 *float64)
+// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x0000002d, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7941,9 +7841,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float64, x0 *float64)
+// func ocannlMap41AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7968,9 +7868,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap42AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7992,9 +7892,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float64, x0 *float64)
+// func ocannlMap43AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8013,9 +7913,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlMap44AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8040,9 +7940,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float64, x0 *float64)
+// func ocannlMap45AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8067,9 +7967,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8092,9 +7992,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float64, x0 *float64)
+// func ocannlMap47AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8113,9 +8013,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8137,9 +8037,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8162,9 +8062,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float64, x0 *float64)
+// func ocannlMap50AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8183,9 +8083,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float64, x0 *float64)
+// func ocannlMap51AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8205,9 +8105,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap52AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19085,29 +18985,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000060, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX2(c *float64)
-// Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -19122,9 +19002,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19170,9 +19050,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19197,29 +19077,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000240, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19242,9 +19102,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64)
+// func ocannlMap15AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -19259,9 +19119,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19296,9 +19156,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19320,9 +19180,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19346,9 +19206,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19366,9 +19226,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19405,9 +19265,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19452,9 +19312,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19479,29 +19339,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19532,9 +19372,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19571,9 +19411,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19600,9 +19440,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19638,9 +19478,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19658,9 +19498,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19690,9 +19530,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19717,29 +19557,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19776,9 +19596,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float64, x0 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19796,9 +19616,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19829,9 +19649,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19860,9 +19680,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19880,9 +19700,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19907,29 +19727,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float64, x0 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x0000005a, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap41AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19977,9 +19777,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19991,37 +19791,37 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap42AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap42AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap37AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap42AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap42AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20033,91 +19833,91 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap42AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap42AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap42AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap42AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap42AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap42AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap42AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap42AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap42AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap42AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap42AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap42AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap42AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap42AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap42AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap42AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap42AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap42AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap42AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap42AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap37AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap37AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap37AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap37AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap37AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap37AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap37AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap37AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap37AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap37AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap37AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap37AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap37AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap37AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap37AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap37AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap37AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap37AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap43AVX2(c *float64, x0 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20126,37 +19926,37 @@ TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap43AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap43AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap43AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap43AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap43AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap43AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap43AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap43AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20167,91 +19967,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap43AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap43AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap43AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap43AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap43AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap43AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap43AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap43AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap43AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap43AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap43AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap43AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap43AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap43AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap43AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap43AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap43AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap43AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap43AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap43AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap43AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap44AVX2(c *float64, x0 *float64)
+// func ocannlMap39AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20260,37 +20060,37 @@ TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap39AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap39AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap44AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap44AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap39AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap39AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap39AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap39AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap44AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap44AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap44AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap44AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20301,91 +20101,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap44AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap44AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap44AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap44AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap44AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap44AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap44AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap44AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap44AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap44AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap44AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap44AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap44AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap44AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap44AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap44AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap44AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap44AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap44AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap44AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap44AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap44AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap44AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap44AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap44AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap44AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap44AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap44AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap44AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap44AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap44AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap44AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap44AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap44AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap44AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap44AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap44AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap44AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap44AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap44AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap44AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap44AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap44AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap44AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap44AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap44AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap44AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap44AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap44AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap44AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap44AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap44AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap44AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap44AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap44AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap44AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap44AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap44AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap44AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap44AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap44AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap44AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap44AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap44AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap44AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap44AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap44AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap44AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap44AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap44AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap44AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap44AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap44AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap39AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap39AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap39AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap39AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap39AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap39AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap39AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap39AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap39AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap39AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap39AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap39AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap39AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap39AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap39AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap39AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap39AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap39AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap39AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap39AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap39AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap45AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20397,37 +20197,37 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap45AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap45AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap40AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap45AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap45AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap45AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap45AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20439,91 +20239,91 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap45AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap45AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap45AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap45AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap45AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap45AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap45AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap45AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap45AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap45AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap45AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap45AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap45AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap45AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap45AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap45AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap45AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap45AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap45AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap45AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap45AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap45AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap45AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap45AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap45AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap45AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap45AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap45AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap45AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap45AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap45AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap45AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap45AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap45AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap45AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap45AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap45AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap45AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap45AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap45AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap45AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap45AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap45AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap45AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap45AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap45AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap45AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap45AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap45AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap45AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap45AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap45AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap45AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap45AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap45AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap45AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap45AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap45AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap45AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap45AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap45AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap45AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap45AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap45AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap40AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap40AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap40AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap40AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap40AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap40AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap40AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap40AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap40AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap40AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap40AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap40AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap40AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap40AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap40AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap40AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap40AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap40AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap40AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap46AVX2(c *float64, x0 *float64)
+// func ocannlMap41AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20553,9 +20353,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20577,9 +20377,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float64, x0 *float64)
+// func ocannlMap43AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20598,9 +20398,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlMap44AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20627,9 +20427,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float64, x0 *float64)
+// func ocannlMap45AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20654,9 +20454,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20679,9 +20479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float64, x0 *float64)
+// func ocannlMap47AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20700,9 +20500,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20724,9 +20524,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20749,9 +20549,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float64, x0 *float64)
+// func ocannlMap50AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20770,9 +20570,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float64, x0 *float64)
+// func ocannlMap51AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20792,9 +20592,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -1437,19 +1437,15 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _d.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill _d.2.grad with 0
 //	fill d.grad with 0
 //	fill _train.1.grad with 0
 //	fill train.grad with 0
@@ -1472,42 +1468,33 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	  for i1 in 0..2:
 //	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.2.grad[i0, i1] += d.grad[i0, i1]
+//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
-//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.1.grad[i0, i1] += _d.2.grad[i0, i1]
+//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad (the copy elided: _d.1.grad reads _d.2.grad)
 //
 //	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
-//	    net.b3.grad[i1] += _d.2.grad[i0, i1]
+//	    net.b3.grad[i1] += d.grad[i0, i1]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.w3.grad[i1, i2] += _d.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += d.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _d.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..31:  # reduction
@@ -1518,23 +1505,20 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..31:  # reduction
@@ -1545,7 +1529,7 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..5:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, gNetW1 *[96]float32, gNetB1 *[16]float32, gNetW2 *[128]float32, gNetB2 *[8]float32, gNetW3 *[24]float32, gNetB3 *[3]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1_2 [32][16]float32
@@ -1556,14 +1540,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	var d_1 [32][3]float32
 	var d [32][3]float32
 	var train_1 [32][3]float32
-	var net_a1_1_grad [32][16]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
-	var net_a2_1_grad [32][8]float32
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
-	var d_1_grad [32][3]float32
-	var d_2_grad [32][3]float32
 	var d_grad [32][3]float32
 	var train_1_grad [32][3]float32
 	var train_grad [1]float32
@@ -1781,43 +1761,25 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-	for i0 := range 32 {
-		d_gradRow3 := &d_grad[i0]
-		d_2_gradRow := &d_2_grad[i0]
-		for i1 := range 3 {
-			d_2_gradRow[i1] += d_gradRow3[i1]
-		}
-	}
-
-	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-	for i0 := range 32 {
-		d_2_gradRow2 := &d_2_grad[i0]
-		d_1_gradRow := &d_1_grad[i0]
-		for i1 := range 3 {
-			d_1_gradRow[i1] += d_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce2AVX512(&gNetB3[0], &d_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce2AVX2(&gNetB3[0], &d_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			d_2_gradRow3 := &d_2_grad[i0]
-			d_2_gradRow4 := &d_2_grad[i0+1]
-			d_2_gradRow5 := &d_2_grad[i0+2]
-			d_2_gradRow6 := &d_2_grad[i0+3]
+			d_gradRow3 := &d_grad[i0]
+			d_gradRow4 := &d_grad[i0+1]
+			d_gradRow5 := &d_grad[i0+2]
+			d_gradRow6 := &d_grad[i0+3]
 			for i1 := range 3 {
 				acc5 := gNetB3[i1]
-				acc5 += d_2_gradRow3[i1]
-				acc5 += d_2_gradRow4[i1]
-				acc5 += d_2_gradRow5[i1]
-				acc5 += d_2_gradRow6[i1]
+				acc5 += d_gradRow3[i1]
+				acc5 += d_gradRow4[i1]
+				acc5 += d_gradRow5[i1]
+				acc5 += d_gradRow6[i1]
 				gNetB3[i1] = acc5
 			}
 		}
@@ -1826,18 +1788,18 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=3 N=8 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm2AVX512(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm2AVX2(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [24]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
-				d_1_gradV := d_1_grad[i0][i1]
+				d_gradV := d_grad[i0][i1]
 				gNetW3Row := (*[8]float32)(gNetW3[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gNetW3Row[i2] += d_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += d_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -1846,9 +1808,9 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=32 N=8 K=3: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm3AVX512(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm3AVX2(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[8]float32)(pNetW3[0:8])
@@ -1856,14 +1818,14 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		pNetW3Row4 := (*[8]float32)(pNetW3[16:24])
 		for i0 := range 32 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			d_1_gradV2 := d_1_grad[i0][0]
-			d_1_gradV3 := d_1_grad[i0][1]
-			d_1_gradV4 := d_1_grad[i0][2]
+			d_gradV2 := d_grad[i0][0]
+			d_gradV3 := d_grad[i0][1]
+			d_gradV4 := d_grad[i0][2]
 			for i2 := range 8 {
 				acc6 := net_a2_gradRow[i2]
-				acc6 += pNetW3Row2[i2] * d_1_gradV2
-				acc6 += pNetW3Row3[i2] * d_1_gradV3
-				acc6 += pNetW3Row4[i2] * d_1_gradV4
+				acc6 += pNetW3Row2[i2] * d_gradV2
+				acc6 += pNetW3Row3[i2] * d_gradV3
+				acc6 += pNetW3Row4[i2] * d_gradV4
 				net_a2_gradRow[i2] = acc6
 			}
 		}
@@ -1894,22 +1856,6 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 8 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1919,16 +1865,16 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 8 {
 				acc7 := gNetB2[i1]
+				acc7 += net_a2_2_gradRow2[i1]
 				acc7 += net_a2_2_gradRow3[i1]
 				acc7 += net_a2_2_gradRow4[i1]
 				acc7 += net_a2_2_gradRow5[i1]
-				acc7 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc7
 			}
 		}
@@ -1937,18 +1883,18 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=8 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [128]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -1957,28 +1903,28 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=32 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc8 := net_a1_gradRow[i2]
-					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc8
 				}
 			}
@@ -1988,9 +1934,9 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -2010,22 +1956,6 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 16 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -2035,16 +1965,16 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc9 := gNetB1[i1]
+				acc9 += net_a1_2_gradRow2[i1]
 				acc9 += net_a1_2_gradRow3[i1]
 				acc9 += net_a1_2_gradRow4[i1]
 				acc9 += net_a1_2_gradRow5[i1]
-				acc9 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc9
 			}
 		}
@@ -2053,16 +1983,16 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 m-vector kernel M=16 N=6 K=32: AVX2 16x6 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm6AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm6AVX2(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [96]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[6]float32)(gNetW1[6*i1 : 6*i1+6])
 				for i2 := range 6 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -2409,19 +2339,15 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _d.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill _d.2.grad with 0
 //	fill d.grad with 0
 //	fill _train.1.grad with 0
 //	fill train.grad with 0
@@ -2444,42 +2370,33 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	  for i1 in 0..2:
 //	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.2.grad[i0, i1] += d.grad[i0, i1]
+//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
-//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.1.grad[i0, i1] += _d.2.grad[i0, i1]
+//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad (the copy elided: _d.1.grad reads _d.2.grad)
 //
 //	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
-//	    net.b3.grad[i1] += _d.2.grad[i0, i1]
+//	    net.b3.grad[i1] += d.grad[i0, i1]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.w3.grad[i1, i2] += _d.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += d.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _d.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..31:  # reduction
@@ -2490,23 +2407,20 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..31:  # reduction
@@ -2517,7 +2431,7 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..5:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, gNetW1 *[96]float32, gNetB1 *[16]float32, gNetW2 *[128]float32, gNetB2 *[8]float32, gNetW3 *[24]float32, gNetB3 *[3]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1_2 [32][16]float32
@@ -2528,14 +2442,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	var d_1 [32][3]float32
 	var d [32][3]float32
 	var train_1 [32][3]float32
-	var net_a1_1_grad [32][16]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
-	var net_a2_1_grad [32][8]float32
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
-	var d_1_grad [32][3]float32
-	var d_2_grad [32][3]float32
 	var d_grad [32][3]float32
 	var train_1_grad [32][3]float32
 	var train_grad [1]float32
@@ -2753,43 +2663,25 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-	for i0 := range 32 {
-		d_gradRow3 := &d_grad[i0]
-		d_2_gradRow := &d_2_grad[i0]
-		for i1 := range 3 {
-			d_2_gradRow[i1] += d_gradRow3[i1]
-		}
-	}
-
-	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-	for i0 := range 32 {
-		d_2_gradRow2 := &d_2_grad[i0]
-		d_1_gradRow := &d_1_grad[i0]
-		for i1 := range 3 {
-			d_1_gradRow[i1] += d_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce2AVX512(&gNetB3[0], &d_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce2AVX2(&gNetB3[0], &d_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			d_2_gradRow3 := &d_2_grad[i0]
-			d_2_gradRow4 := &d_2_grad[i0+1]
-			d_2_gradRow5 := &d_2_grad[i0+2]
-			d_2_gradRow6 := &d_2_grad[i0+3]
+			d_gradRow3 := &d_grad[i0]
+			d_gradRow4 := &d_grad[i0+1]
+			d_gradRow5 := &d_grad[i0+2]
+			d_gradRow6 := &d_grad[i0+3]
 			for i1 := range 3 {
 				acc5 := gNetB3[i1]
-				acc5 += d_2_gradRow3[i1]
-				acc5 += d_2_gradRow4[i1]
-				acc5 += d_2_gradRow5[i1]
-				acc5 += d_2_gradRow6[i1]
+				acc5 += d_gradRow3[i1]
+				acc5 += d_gradRow4[i1]
+				acc5 += d_gradRow5[i1]
+				acc5 += d_gradRow6[i1]
 				gNetB3[i1] = acc5
 			}
 		}
@@ -2798,18 +2690,18 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=3 N=8 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm2AVX512(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm2AVX2(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [24]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
-				d_1_gradV := d_1_grad[i0][i1]
+				d_gradV := d_grad[i0][i1]
 				gNetW3Row := (*[8]float32)(gNetW3[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gNetW3Row[i2] += d_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += d_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -2818,9 +2710,9 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=32 N=8 K=3: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm3AVX512(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm3AVX2(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[8]float32)(pNetW3[0:8])
@@ -2828,14 +2720,14 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		pNetW3Row4 := (*[8]float32)(pNetW3[16:24])
 		for i0 := range 32 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			d_1_gradV2 := d_1_grad[i0][0]
-			d_1_gradV3 := d_1_grad[i0][1]
-			d_1_gradV4 := d_1_grad[i0][2]
+			d_gradV2 := d_grad[i0][0]
+			d_gradV3 := d_grad[i0][1]
+			d_gradV4 := d_grad[i0][2]
 			for i2 := range 8 {
 				acc6 := net_a2_gradRow[i2]
-				acc6 += pNetW3Row2[i2] * d_1_gradV2
-				acc6 += pNetW3Row3[i2] * d_1_gradV3
-				acc6 += pNetW3Row4[i2] * d_1_gradV4
+				acc6 += pNetW3Row2[i2] * d_gradV2
+				acc6 += pNetW3Row3[i2] * d_gradV3
+				acc6 += pNetW3Row4[i2] * d_gradV4
 				net_a2_gradRow[i2] = acc6
 			}
 		}
@@ -2866,22 +2758,6 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 8 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -2891,16 +2767,16 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 8 {
 				acc7 := gNetB2[i1]
+				acc7 += net_a2_2_gradRow2[i1]
 				acc7 += net_a2_2_gradRow3[i1]
 				acc7 += net_a2_2_gradRow4[i1]
 				acc7 += net_a2_2_gradRow5[i1]
-				acc7 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc7
 			}
 		}
@@ -2909,18 +2785,18 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=8 N=16 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [128]float32{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -2929,28 +2805,28 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=32 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc8 := net_a1_gradRow[i2]
-					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc8
 				}
 			}
@@ -2960,9 +2836,9 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -2982,22 +2858,6 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 16 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3007,16 +2867,16 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc9 := gNetB1[i1]
+				acc9 += net_a1_2_gradRow2[i1]
 				acc9 += net_a1_2_gradRow3[i1]
 				acc9 += net_a1_2_gradRow4[i1]
 				acc9 += net_a1_2_gradRow5[i1]
-				acc9 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc9
 			}
 		}
@@ -3025,16 +2885,16 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 m-vector kernel M=16 N=6 K=32: AVX2 16x6 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm6AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm6AVX2(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [96]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[6]float32)(gNetW1[6*i1 : 6*i1+6])
 				for i2 := range 6 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -3221,9 +3081,9 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -3262,9 +3122,9 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap9AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap9AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -3444,19 +3304,15 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _d.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill _d.2.grad with 0
 //	fill d.grad with 0
 //	fill _train.1.grad with 0
 //	fill train.grad with 0
@@ -3479,42 +3335,33 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	  for i1 in 0..2:
 //	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.2.grad[i0, i1] += d.grad[i0, i1]
+//	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
-//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _d.1.grad[i0, i1] += _d.2.grad[i0, i1]
+//	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad (the copy elided: _d.1.grad reads _d.2.grad)
 //
 //	# backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
-//	    net.b3.grad[i1] += _d.2.grad[i0, i1]
+//	    net.b3.grad[i1] += d.grad[i0, i1]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      net.w3.grad[i1, i2] += _d.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += d.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..7:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _d.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..31:  # reduction
@@ -3525,23 +3372,20 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..7:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..31:  # reduction
@@ -3552,7 +3396,7 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..5:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]float64, pNetB1 *[16]float64, pNetW2 *[128]float64, pNetB2 *[8]float64, pNetW3 *[24]float64, pNetB3 *[3]float64, gNetW1 *[96]float64, gNetB1 *[16]float64, gNetW2 *[128]float64, gNetB2 *[8]float64, gNetW3 *[24]float64, gNetB3 *[3]float64, loss *[1]float64) {
 	var net_a1_1 [32][16]float64
 	var net_a1_2 [32][16]float64
@@ -3563,14 +3407,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	var d_1 [32][3]float64
 	var d [32][3]float64
 	var train_1 [32][3]float64
-	var net_a1_1_grad [32][16]float64
 	var net_a1_2_grad [32][16]float64
 	var net_a1_grad [32][16]float64
-	var net_a2_1_grad [32][8]float64
 	var net_a2_2_grad [32][8]float64
 	var net_a2_grad [32][8]float64
-	var d_1_grad [32][3]float64
-	var d_2_grad [32][3]float64
 	var d_grad [32][3]float64
 	var train_1_grad [32][3]float64
 	var train_grad [1]float64
@@ -3603,9 +3443,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float64 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap10AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap10AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -3619,9 +3459,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// net/a1 = pointwise relu of _net/a1.2
 	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap11AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap11AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -3660,9 +3500,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap12AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap12AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -3676,9 +3516,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// net/a2 = pointwise relu of _net/a2.2
 	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap13AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap13AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -3788,43 +3628,25 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad
-	for i0 := range 32 {
-		d_gradRow3 := &d_grad[i0]
-		d_2_gradRow := &d_2_grad[i0]
-		for i1 := range 3 {
-			d_2_gradRow[i1] += d_gradRow3[i1]
-		}
-	}
-
-	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g1 =+ g; g1 is _d.1.grad
-	for i0 := range 32 {
-		d_2_gradRow2 := &d_2_grad[i0]
-		d_1_gradRow := &d_1_grad[i0]
-		for i1 := range 3 {
-			d_1_gradRow[i1] += d_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce8AVX512(&gNetB3[0], &d_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce8AVX2(&gNetB3[0], &d_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			d_2_gradRow3 := &d_2_grad[i0]
-			d_2_gradRow4 := &d_2_grad[i0+1]
-			d_2_gradRow5 := &d_2_grad[i0+2]
-			d_2_gradRow6 := &d_2_grad[i0+3]
+			d_gradRow3 := &d_grad[i0]
+			d_gradRow4 := &d_grad[i0+1]
+			d_gradRow5 := &d_grad[i0+2]
+			d_gradRow6 := &d_grad[i0+3]
 			for i1 := range 3 {
 				acc5 := gNetB3[i1]
-				acc5 += d_2_gradRow3[i1]
-				acc5 += d_2_gradRow4[i1]
-				acc5 += d_2_gradRow5[i1]
-				acc5 += d_2_gradRow6[i1]
+				acc5 += d_gradRow3[i1]
+				acc5 += d_gradRow4[i1]
+				acc5 += d_gradRow5[i1]
+				acc5 += d_gradRow6[i1]
 				gNetB3[i1] = acc5
 			}
 		}
@@ -3833,18 +3655,18 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=3 N=8 K=32: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm9AVX512(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetW3[0], &d_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm9AVX2(&gNetW3[0], &d_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [24]float64{}
 		for i0 := range 32 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 3 {
-				d_1_gradV := d_1_grad[i0][i1]
+				d_gradV := d_grad[i0][i1]
 				gNetW3Row := (*[8]float64)(gNetW3[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gNetW3Row[i2] += d_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += d_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -3853,9 +3675,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 6 (_d.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=32 N=8 K=3: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm10AVX512(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&net_a2_grad[0][0], &d_1_grad[0][0], &pNetW3[0])
+		ocannlGemm10AVX2(&net_a2_grad[0][0], &d_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[8]float64)(pNetW3[0:8])
@@ -3863,14 +3685,14 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		pNetW3Row4 := (*[8]float64)(pNetW3[16:24])
 		for i0 := range 32 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			d_1_gradV2 := d_1_grad[i0][0]
-			d_1_gradV3 := d_1_grad[i0][1]
-			d_1_gradV4 := d_1_grad[i0][2]
+			d_gradV2 := d_grad[i0][0]
+			d_gradV3 := d_grad[i0][1]
+			d_gradV4 := d_grad[i0][2]
 			for i2 := range 8 {
 				acc6 := net_a2_gradRow[i2]
-				acc6 += pNetW3Row2[i2] * d_1_gradV2
-				acc6 += pNetW3Row3[i2] * d_1_gradV3
-				acc6 += pNetW3Row4[i2] * d_1_gradV4
+				acc6 += pNetW3Row2[i2] * d_gradV2
+				acc6 += pNetW3Row3[i2] * d_gradV3
+				acc6 += pNetW3Row4[i2] * d_gradV4
 				net_a2_gradRow[i2] = acc6
 			}
 		}
@@ -3879,9 +3701,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap14AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap14AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -3901,22 +3723,6 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 8 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3926,16 +3732,16 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 8 {
 				acc7 := gNetB2[i1]
+				acc7 += net_a2_2_gradRow2[i1]
 				acc7 += net_a2_2_gradRow3[i1]
 				acc7 += net_a2_2_gradRow4[i1]
 				acc7 += net_a2_2_gradRow5[i1]
-				acc7 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc7
 			}
 		}
@@ -3944,18 +3750,18 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=8 N=16 K=32: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm11AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm11AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [128]float64{}
 		for i0 := range 32 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 8 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -3964,28 +3770,28 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=32 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm12AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm12AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc8 := net_a1_gradRow[i2]
-					acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc8
 				}
 			}
@@ -3995,9 +3801,9 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap15AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap15AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -4017,22 +3823,6 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 16 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4042,16 +3832,16 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc9 := gNetB1[i1]
+				acc9 += net_a1_2_gradRow2[i1]
 				acc9 += net_a1_2_gradRow3[i1]
 				acc9 += net_a1_2_gradRow4[i1]
 				acc9 += net_a1_2_gradRow5[i1]
-				acc9 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc9
 			}
 		}
@@ -4060,18 +3850,18 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float64 broadcast kernel M=16 N=6 K=32: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm13AVX512(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm13AVX2(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [96]float64{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 16 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[6]float64)(gNetW1[6*i1 : 6*i1+6])
 				for i2 := range 6 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}

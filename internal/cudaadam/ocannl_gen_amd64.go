@@ -116,70 +116,50 @@ func ocannlMap5AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap7AVX512(c *float32, x0 *float32)
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap8AVX512 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32)
+func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX512 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap10AVX512 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap11AVX512(c *float64, x0 *float64)
 
-// ocannlMap12AVX512 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap13AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap13AVX512(c *float64, x0 *float64)
 
-// ocannlMap14AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap15AVX512(c *float64, x0 *float64)
-
-// ocannlMap16AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap17AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap17AVX512(c *float64, x0 *float64)
-
-// ocannlMap18AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap19AVX512 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap19AVX512(c *float64, x0 *float64)
+func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //
@@ -346,70 +326,50 @@ func ocannlMap5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32)
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap8AVX2 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32)
+func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX2 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap10AVX2 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
+// ocannlMap11AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap11AVX2(c *float64, x0 *float64)
 
-// ocannlMap12AVX2 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap13AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap13AVX2(c *float64, x0 *float64)
 
-// ocannlMap14AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap15AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64)
-
-// ocannlMap16AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap17AVX2(c *float64, x0 *float64)
-
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap19AVX2 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap19AVX2(c *float64, x0 *float64)
+func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //

@@ -109,15 +109,19 @@ func ocannlMap6AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+}
 
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float32) {
+func ocannlMap8AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+func ocannlMap9AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
@@ -125,9 +129,7 @@ func ocannlMap10AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
-}
+func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap12AVX512(c, x0, x1 *float64) {
@@ -143,23 +145,9 @@ func ocannlMap14AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
-
-// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+func ocannlMap15AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
 }
-
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
-
-// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
-
-// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -225,19 +213,19 @@ func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called wi
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
@@ -249,19 +237,7 @@ func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called 
 func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
-
-// ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
-
-// ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
-
-// ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
-
-// ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float32) {

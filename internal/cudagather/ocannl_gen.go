@@ -746,11 +746,8 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -779,11 +776,7 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	  for i1 in 0..4:
 //	    train.cross_entropy#1/logp.grad[i0, i1, tags[i0, i1]] += train.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..4:
-//	    for i2 in 0..3:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -806,19 +799,15 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
 //	    for i2 in 0..3:
-//	      train.cross_entropy#1/z.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..4:
-//	    for i2 in 0..3:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += train.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
 //	    for i2 in 0..3:  # reduction
-//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/z.grad[i0, i1, i2]
+//	      train.cross_entropy#1/m.grad[i0, i1, 0] -= train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 3 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@3 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@3 with 4
@@ -833,33 +822,29 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
 //	    for i2 in 0..3:
-//	      train.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@3[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.cross_entropy#1/m.argmax@3[i0, i1, 0], train.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..4:
-//	    for i2 in 0..3:
-//	      _train.cross_entropy#1/logits.1.grad[i0, i1, i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..3:
-//	      head.b.grad[i2] += train.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      head.b.grad[i2] += train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        head.w.grad[i2, i3] += _train.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += train.cross_entropy#1/logp.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..7:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _train.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * train.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..5:  # reduction
@@ -880,10 +865,7 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	var train_1 [1]float32
 	var train_2 [1]float32
 	var emb_e_grad [6][5][8]float32
-	var train_cross_entropy_1_logits_1_grad [6][5][4]float32
-	var train_cross_entropy_1_logits_grad [6][5][4]float32
 	var train_cross_entropy_1_m_grad [6][5][1]float32
-	var train_cross_entropy_1_z_grad [6][5][4]float32
 	var train_cross_entropy_1_logp_1_grad [6][5][4]float32
 	var train_cross_entropy_1_logp_2_grad [6][5][1]float32
 	var train_cross_entropy_1_logp_3_grad [6][5][1]float32
@@ -1090,17 +1072,6 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		}
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		for i1 := range 5 {
-			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
-			train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 4 {
-				train_cross_entropy_1_z_gradRow[i2] += train_cross_entropy_1_logp_gradRow[i2]
-			}
-		}
-	}
-
 	// backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -1111,10 +1082,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
 			for i1 := range 5 {
-				train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc5 := train_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 4 {
-					acc5 -= train_cross_entropy_1_logp_gradRow2[i2]
+					acc5 -= train_cross_entropy_1_logp_gradRow[i2]
 				}
 				train_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
 			}
@@ -1147,20 +1118,9 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		for i1 := range 5 {
 			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
-			train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 4 {
-				train_cross_entropy_1_z_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		for i1 := range 5 {
-			train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0][i1]
-			train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 4 {
-				train_cross_entropy_1_logits_gradRow[i2] += train_cross_entropy_1_z_gradRow3[i2]
+				train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -1168,17 +1128,17 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 30 rows of 4 elements into 30 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce2AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce2AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
 			for i1 := range 5 {
-				train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0][i1]
+				train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
 				acc6 := train_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 4 {
-					acc6 -= train_cross_entropy_1_z_gradRow4[i2]
+					acc6 -= train_cross_entropy_1_logp_gradRow3[i2]
 				}
 				train_cross_entropy_1_m_grad[i0][i1][0] = acc6
 			}
@@ -1226,7 +1186,7 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		for i1 := range 5 {
 			train_cross_entropy_1_m_argmax_3V := train_cross_entropy_1_m_argmax_3[i0][i1][0]
 			train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][i1][0]
-			train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0][i1]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 4 {
 				var r3 float32
 				if ordinals_1[i2] == train_cross_entropy_1_m_argmax_3V {
@@ -1236,18 +1196,7 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 				if r3 != 0 {
 					r4 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i2] += r4
-			}
-		}
-	}
-
-	// backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		for i1 := range 5 {
-			train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0][i1]
-			train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 4 {
-				train_cross_entropy_1_logits_1_gradRow[i2] += train_cross_entropy_1_logits_gradRow3[i2]
+				train_cross_entropy_1_logp_gradRow4[i2] += r4
 			}
 		}
 	}
@@ -1255,24 +1204,24 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float32 across-rows add reduction kernel, 30 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce4AVX512(&gHeadB[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce4AVX2(&gHeadB[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 6 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0][1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0][2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0][3]
-			train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0][4]
+			train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0][3]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0][4]
 			for i2 := range 4 {
 				acc8 := gHeadB[i2]
-				acc8 += train_cross_entropy_1_logits_gradRow4[i2]
-				acc8 += train_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += train_cross_entropy_1_logits_gradRow6[i2]
-				acc8 += train_cross_entropy_1_logits_gradRow7[i2]
-				acc8 += train_cross_entropy_1_logits_gradRow8[i2]
+				acc8 += train_cross_entropy_1_logp_gradRow5[i2]
+				acc8 += train_cross_entropy_1_logp_gradRow6[i2]
+				acc8 += train_cross_entropy_1_logp_gradRow7[i2]
+				acc8 += train_cross_entropy_1_logp_gradRow8[i2]
+				acc8 += train_cross_entropy_1_logp_gradRow9[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -1281,19 +1230,19 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 1 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 	// float32 broadcast kernel M=4 N=8 K=30: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &emb_e[0][0][0])
+		ocannlGemm1AVX512(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0][0], &emb_e[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&gHeadW[0], &train_cross_entropy_1_logits_1_grad[0][0][0], &emb_e[0][0][0])
+		ocannlGemm1AVX2(&gHeadW[0], &train_cross_entropy_1_logp_grad[0][0][0], &emb_e[0][0][0])
 	} else {
 		*gHeadW = [32]float32{}
 		for i0 := range 6 {
 			for i1 := range 5 {
 				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 4 {
-					train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1][i2]
 					gHeadWRow := (*[8]float32)(gHeadW[8*i2 : 8*i2+8])
 					for i3 := range 8 {
-						gHeadWRow[i3] += train_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+						gHeadWRow[i3] += train_cross_entropy_1_logp_gradV * emb_eRow2[i3]
 					}
 				}
 			}
@@ -1303,9 +1252,9 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 1 (_train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 	// float32 broadcast kernel M=30 N=8 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&emb_e_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pHeadW[0])
+		ocannlGemm2AVX512(&emb_e_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&emb_e_grad[0][0][0], &train_cross_entropy_1_logits_1_grad[0][0][0], &pHeadW[0])
+		ocannlGemm2AVX2(&emb_e_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0], &pHeadW[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pHeadWRow2 := (*[8]float32)(pHeadW[0:8])
@@ -1315,16 +1264,16 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		for i0 := range 6 {
 			for i1 := range 5 {
 				emb_e_gradRow := &emb_e_grad[i0][i1]
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1][0]
-				train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1][1]
-				train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1][2]
-				train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1][3]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1][0]
+				train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1][1]
+				train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1][2]
+				train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1][3]
 				for i3 := range 8 {
 					acc9 := emb_e_gradRow[i3]
-					acc9 += pHeadWRow2[i3] * train_cross_entropy_1_logits_1_gradV2
-					acc9 += pHeadWRow3[i3] * train_cross_entropy_1_logits_1_gradV3
-					acc9 += pHeadWRow4[i3] * train_cross_entropy_1_logits_1_gradV4
-					acc9 += pHeadWRow5[i3] * train_cross_entropy_1_logits_1_gradV5
+					acc9 += pHeadWRow2[i3] * train_cross_entropy_1_logp_gradV2
+					acc9 += pHeadWRow3[i3] * train_cross_entropy_1_logp_gradV3
+					acc9 += pHeadWRow4[i3] * train_cross_entropy_1_logp_gradV4
+					acc9 += pHeadWRow5[i3] * train_cross_entropy_1_logp_gradV5
 					emb_e_gradRow[i3] = acc9
 				}
 			}

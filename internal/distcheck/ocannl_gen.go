@@ -3089,21 +3089,16 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -3132,10 +3127,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -3154,17 +3146,14 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -3177,39 +3166,33 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -3220,23 +3203,20 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -3247,7 +3227,7 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [2][16]float32
 	var net_a1_2 [2][16]float32
@@ -3265,16 +3245,11 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	var train_1 [2][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [2][16]float32
 	var net_a1_2_grad [2][16]float32
 	var net_a1_grad [2][16]float32
-	var net_a2_1_grad [2][16]float32
 	var net_a2_2_grad [2][16]float32
 	var net_a2_grad [2][16]float32
-	var train_cross_entropy_1_logits_1_grad [2][4]float32
-	var train_cross_entropy_1_logits_grad [2][4]float32
 	var train_cross_entropy_1_m_grad [2][1]float32
-	var train_cross_entropy_1_z_grad [2][4]float32
 	var train_cross_entropy_1_logp_1_grad [2][4]float32
 	var train_cross_entropy_1_logp_2_grad [2][1]float32
 	var train_cross_entropy_1_logp_3_grad [2][1]float32
@@ -3511,22 +3486,13 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -3549,28 +3515,19 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -3604,7 +3561,7 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -3614,27 +3571,18 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -3642,20 +3590,20 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce1AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -3665,11 +3613,11 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -3679,16 +3627,16 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -3712,15 +3660,6 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3729,12 +3668,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
-			acc12 += net_a2_2_gradRow4[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -3742,18 +3681,18 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=2: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm1AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm1AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -3762,28 +3701,28 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=2 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm2AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm2AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -3808,15 +3747,6 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3825,12 +3755,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
-			acc14 += net_a1_2_gradRow4[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -3839,10 +3769,10 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -4325,21 +4255,16 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -4368,10 +4293,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -4390,17 +4312,14 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -4413,39 +4332,33 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -4456,23 +4369,20 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -4483,7 +4393,7 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [4][16]float32
 	var net_a1_2 [4][16]float32
@@ -4501,16 +4411,11 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	var train_1 [4][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [4][16]float32
 	var net_a1_2_grad [4][16]float32
 	var net_a1_grad [4][16]float32
-	var net_a2_1_grad [4][16]float32
 	var net_a2_2_grad [4][16]float32
 	var net_a2_grad [4][16]float32
-	var train_cross_entropy_1_logits_1_grad [4][4]float32
-	var train_cross_entropy_1_logits_grad [4][4]float32
 	var train_cross_entropy_1_m_grad [4][1]float32
-	var train_cross_entropy_1_z_grad [4][4]float32
 	var train_cross_entropy_1_logp_1_grad [4][4]float32
 	var train_cross_entropy_1_logp_2_grad [4][1]float32
 	var train_cross_entropy_1_logp_3_grad [4][1]float32
@@ -4754,22 +4659,13 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -4792,28 +4688,19 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -4847,7 +4734,7 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -4857,31 +4744,22 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -4889,20 +4767,20 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce5AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -4912,11 +4790,11 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -4926,16 +4804,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -4959,15 +4837,6 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4976,16 +4845,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce6AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
-		net_a2_2_gradRow5 := &net_a2_2_grad[2]
-		net_a2_2_gradRow6 := &net_a2_2_grad[3]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
+		net_a2_2_gradRow4 := &net_a2_2_grad[2]
+		net_a2_2_gradRow5 := &net_a2_2_grad[3]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
 			acc12 += net_a2_2_gradRow4[i1]
 			acc12 += net_a2_2_gradRow5[i1]
-			acc12 += net_a2_2_gradRow6[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -4993,18 +4862,18 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm4AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -5013,28 +4882,28 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=4 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm5AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -5059,15 +4928,6 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -5076,16 +4936,16 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		ocannlReduce6AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
-		net_a1_2_gradRow5 := &net_a1_2_grad[2]
-		net_a1_2_gradRow6 := &net_a1_2_grad[3]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
+		net_a1_2_gradRow4 := &net_a1_2_grad[2]
+		net_a1_2_gradRow5 := &net_a1_2_grad[3]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
 			acc14 += net_a1_2_gradRow4[i1]
 			acc14 += net_a1_2_gradRow5[i1]
-			acc14 += net_a1_2_gradRow6[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -5094,10 +4954,10 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -5580,21 +5440,16 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5623,10 +5478,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -5645,17 +5497,14 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -5668,39 +5517,33 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -5711,23 +5554,20 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -5738,7 +5578,7 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [6][16]float32
 	var net_a1_2 [6][16]float32
@@ -5756,16 +5596,11 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	var train_1 [6][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [6][16]float32
 	var net_a1_2_grad [6][16]float32
 	var net_a1_grad [6][16]float32
-	var net_a2_1_grad [6][16]float32
 	var net_a2_2_grad [6][16]float32
 	var net_a2_grad [6][16]float32
-	var train_cross_entropy_1_logits_1_grad [6][4]float32
-	var train_cross_entropy_1_logits_grad [6][4]float32
 	var train_cross_entropy_1_m_grad [6][1]float32
-	var train_cross_entropy_1_z_grad [6][4]float32
 	var train_cross_entropy_1_logp_1_grad [6][4]float32
 	var train_cross_entropy_1_logp_2_grad [6][1]float32
 	var train_cross_entropy_1_logp_3_grad [6][1]float32
@@ -6009,22 +5844,13 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -6047,28 +5873,19 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -6102,7 +5919,7 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -6112,39 +5929,30 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow10 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+			gNetB3[i1] += train_cross_entropy_1_logp_gradRow10[i1]
 		}
 	}
 
@@ -6152,20 +5960,20 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -6175,11 +5983,11 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6189,16 +5997,16 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -6222,15 +6030,6 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 6 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6240,23 +6039,23 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0]
 			for i1 := range 16 {
-				gNetB2[i1] += net_a2_2_gradRow7[i1]
+				gNetB2[i1] += net_a2_2_gradRow6[i1]
 			}
 		}
 	}
@@ -6264,18 +6063,18 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=6: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm7AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm7AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -6284,28 +6083,28 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=6 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm8AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm8AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 6 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -6330,15 +6129,6 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 6 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6348,23 +6138,23 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0]
 			for i1 := range 16 {
-				gNetB1[i1] += net_a1_2_gradRow7[i1]
+				gNetB1[i1] += net_a1_2_gradRow6[i1]
 			}
 		}
 	}
@@ -6373,10 +6163,10 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -6876,21 +6666,16 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -6919,10 +6704,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -6941,17 +6723,14 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -6964,39 +6743,33 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -7007,23 +6780,20 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -7034,7 +6804,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [8][16]float32
 	var net_a1_2 [8][16]float32
@@ -7052,16 +6822,11 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	var train_1 [8][4]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [8][16]float32
 	var net_a1_2_grad [8][16]float32
 	var net_a1_grad [8][16]float32
-	var net_a2_1_grad [8][16]float32
 	var net_a2_2_grad [8][16]float32
 	var net_a2_grad [8][16]float32
-	var train_cross_entropy_1_logits_1_grad [8][4]float32
-	var train_cross_entropy_1_logits_grad [8][4]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_z_grad [8][4]float32
 	var train_cross_entropy_1_logp_1_grad [8][4]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
@@ -7321,15 +7086,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7339,10 +7095,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -7366,34 +7122,25 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce13AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -7435,7 +7182,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -7445,38 +7192,29 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce15AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -7485,18 +7223,18 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=4 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -7505,9 +7243,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float32)(pNetW3[0:16])
@@ -7516,16 +7254,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -7549,15 +7287,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7567,16 +7296,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -7585,18 +7314,18 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float32{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -7605,28 +7334,28 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -7651,15 +7380,6 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7669,16 +7389,16 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -7688,10 +7408,10 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -8167,21 +7887,16 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -8210,10 +7925,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -8232,17 +7944,14 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -8255,39 +7964,33 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -8298,23 +8001,20 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -8325,7 +8025,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [2][16]float64
 	var net_a1_2 [2][16]float64
@@ -8343,16 +8043,11 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	var train_1 [2][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [2][16]float64
 	var net_a1_2_grad [2][16]float64
 	var net_a1_grad [2][16]float64
-	var net_a2_1_grad [2][16]float64
 	var net_a2_2_grad [2][16]float64
 	var net_a2_grad [2][16]float64
-	var train_cross_entropy_1_logits_1_grad [2][4]float64
-	var train_cross_entropy_1_logits_grad [2][4]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][4]float64
 	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -8589,22 +8284,13 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -8627,28 +8313,19 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -8682,7 +8359,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -8692,27 +8369,18 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -8720,20 +8388,20 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -8743,11 +8411,11 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -8757,16 +8425,16 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -8790,15 +8458,6 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8807,12 +8466,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce20AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
-			acc12 += net_a2_2_gradRow4[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -8820,18 +8479,18 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -8840,28 +8499,28 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=2 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -8886,15 +8545,6 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8903,12 +8553,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce20AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
-			acc14 += net_a1_2_gradRow4[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -8917,10 +8567,10 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -9401,21 +9051,16 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -9444,10 +9089,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -9466,17 +9108,14 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -9489,39 +9128,33 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -9532,23 +9165,20 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -9559,7 +9189,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [4][16]float64
 	var net_a1_2 [4][16]float64
@@ -9577,16 +9207,11 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	var train_1 [4][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [4][16]float64
 	var net_a1_2_grad [4][16]float64
 	var net_a1_grad [4][16]float64
-	var net_a2_1_grad [4][16]float64
 	var net_a2_2_grad [4][16]float64
 	var net_a2_grad [4][16]float64
-	var train_cross_entropy_1_logits_1_grad [4][4]float64
-	var train_cross_entropy_1_logits_grad [4][4]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][4]float64
 	var train_cross_entropy_1_logp_1_grad [4][4]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -9828,22 +9453,13 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -9866,28 +9482,19 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -9921,7 +9528,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -9931,31 +9538,22 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 4 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -9963,20 +9561,20 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -9986,11 +9584,11 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -10000,16 +9598,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 4 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -10033,15 +9631,6 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -10050,16 +9639,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce23AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a2_2_gradRow3 := &net_a2_2_grad[0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[1]
-		net_a2_2_gradRow5 := &net_a2_2_grad[2]
-		net_a2_2_gradRow6 := &net_a2_2_grad[3]
+		net_a2_2_gradRow2 := &net_a2_2_grad[0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[1]
+		net_a2_2_gradRow4 := &net_a2_2_grad[2]
+		net_a2_2_gradRow5 := &net_a2_2_grad[3]
 		for i1 := range 16 {
 			acc12 := gNetB2[i1]
+			acc12 += net_a2_2_gradRow2[i1]
 			acc12 += net_a2_2_gradRow3[i1]
 			acc12 += net_a2_2_gradRow4[i1]
 			acc12 += net_a2_2_gradRow5[i1]
-			acc12 += net_a2_2_gradRow6[i1]
 			gNetB2[i1] = acc12
 		}
 	}
@@ -10067,18 +9656,18 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -10087,28 +9676,28 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=4 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -10133,15 +9722,6 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -10150,16 +9730,16 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		ocannlReduce23AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
-		net_a1_2_gradRow3 := &net_a1_2_grad[0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[1]
-		net_a1_2_gradRow5 := &net_a1_2_grad[2]
-		net_a1_2_gradRow6 := &net_a1_2_grad[3]
+		net_a1_2_gradRow2 := &net_a1_2_grad[0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[1]
+		net_a1_2_gradRow4 := &net_a1_2_grad[2]
+		net_a1_2_gradRow5 := &net_a1_2_grad[3]
 		for i1 := range 16 {
 			acc14 := gNetB1[i1]
+			acc14 += net_a1_2_gradRow2[i1]
 			acc14 += net_a1_2_gradRow3[i1]
 			acc14 += net_a1_2_gradRow4[i1]
 			acc14 += net_a1_2_gradRow5[i1]
-			acc14 += net_a1_2_gradRow6[i1]
 			gNetB1[i1] = acc14
 		}
 	}
@@ -10168,10 +9748,10 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -10652,21 +10232,16 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -10695,10 +10270,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -10717,17 +10289,14 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -10740,39 +10309,33 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -10783,23 +10346,20 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -10810,7 +10370,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [6][16]float64
 	var net_a1_2 [6][16]float64
@@ -10828,16 +10388,11 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	var train_1 [6][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [6][16]float64
 	var net_a1_2_grad [6][16]float64
 	var net_a1_grad [6][16]float64
-	var net_a2_1_grad [6][16]float64
 	var net_a2_2_grad [6][16]float64
 	var net_a2_grad [6][16]float64
-	var train_cross_entropy_1_logits_1_grad [6][4]float64
-	var train_cross_entropy_1_logits_grad [6][4]float64
 	var train_cross_entropy_1_m_grad [6][1]float64
-	var train_cross_entropy_1_z_grad [6][4]float64
 	var train_cross_entropy_1_logp_1_grad [6][4]float64
 	var train_cross_entropy_1_logp_2_grad [6][1]float64
 	var train_cross_entropy_1_logp_3_grad [6][1]float64
@@ -11079,22 +10634,13 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 4 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -11117,28 +10663,19 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 4 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -11172,7 +10709,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -11182,39 +10719,30 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 4 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow10 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+			gNetB3[i1] += train_cross_entropy_1_logp_gradRow10[i1]
 		}
 	}
 
@@ -11222,20 +10750,20 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX512(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -11245,11 +10773,11 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 6 {
-			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX512(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -11259,16 +10787,16 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 6 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -11292,15 +10820,6 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 6 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -11310,23 +10829,23 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0]
 			for i1 := range 16 {
-				gNetB2[i1] += net_a2_2_gradRow7[i1]
+				gNetB2[i1] += net_a2_2_gradRow6[i1]
 			}
 		}
 	}
@@ -11334,18 +10853,18 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=6: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm22AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm22AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 6 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -11354,28 +10873,28 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=6 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 6 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -11400,15 +10919,6 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 6 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -11418,23 +10928,23 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
 		for i0 := 4; i0 < 6; i0++ {
-			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0]
 			for i1 := range 16 {
-				gNetB1[i1] += net_a1_2_gradRow7[i1]
+				gNetB1[i1] += net_a1_2_gradRow6[i1]
 			}
 		}
 	}
@@ -11443,10 +10953,10 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -11944,21 +11454,16 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -11987,10 +11492,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	  for i1 in 0..3:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -12009,17 +11511,14 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 4
@@ -12032,39 +11531,33 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..15:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -12075,23 +11568,20 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..15:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:  # reduction
 //	    for i2 in 0..15:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -12102,7 +11592,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..15:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [8][16]float64
 	var net_a1_2 [8][16]float64
@@ -12120,16 +11610,11 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	var train_1 [8][4]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [8][16]float64
 	var net_a1_2_grad [8][16]float64
 	var net_a1_grad [8][16]float64
-	var net_a2_1_grad [8][16]float64
 	var net_a2_2_grad [8][16]float64
 	var net_a2_grad [8][16]float64
-	var train_cross_entropy_1_logits_1_grad [8][4]float64
-	var train_cross_entropy_1_logits_grad [8][4]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][4]float64
 	var train_cross_entropy_1_logp_1_grad [8][4]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -12387,15 +11872,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12405,10 +11881,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 4 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -12432,34 +11908,25 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce30AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce30AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 4 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -12501,7 +11968,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -12511,38 +11978,29 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce32AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce32AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 4 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -12551,18 +12009,18 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=4 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [64]float64{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 4 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -12571,9 +12029,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=8 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float64)(pNetW3[0:16])
@@ -12582,16 +12040,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
-			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
-			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
-			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+			train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
+			train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][2]
+			train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][3]
 			for i2 := range 16 {
 				acc11 := net_a2_gradRow[i2]
-				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 				net_a2_gradRow[i2] = acc11
 			}
 		}
@@ -12615,15 +12073,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 16 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12633,16 +12082,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 16 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -12651,18 +12100,18 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [256]float64{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 16 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
 				for i2 := range 16 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -12671,28 +12120,28 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=8 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 16; i1 += 4 {
 				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 16 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -12717,15 +12166,6 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 16 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12735,16 +12175,16 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 16 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -12754,10 +12194,10 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}

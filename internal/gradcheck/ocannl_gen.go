@@ -12319,10 +12319,7 @@ func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float
 //
 //	# zero the gradients
 //	fill a.grad with 0
-//	fill _objective.1.grad with 0
-//	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
-//	fill _objective.4.grad with 0
 //	fill _objective.5.grad with 0
 //	fill objective.grad with 0
 //
@@ -12334,57 +12331,45 @@ func ocannlSelfMulObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[1]float
 //	  for i1 in 0..3:
 //	    _objective.5.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.5.grad[i0, i1]
+//	# backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.5.grad)
 //
-//	# backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g2 =+ g; g2 is _objective.4.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.4.grad[i0, i1] += _objective.5.grad[i0, i1]
+//	# backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g2 =+ g; g2 is _objective.4.grad (the copy elided: _objective.4.grad reads _objective.5.grad)
 //
 //	# backprop of op 3 (_objective.4 = pointwise "/." of a, _objective.3): g1 =+ g / v2; g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _objective.4.grad[i0, i1] / _objective.3[i0, i1]
+//	    a.grad[i0, i1] += _objective.5.grad[i0, i1] / _objective.3[i0, i1]
 //
 //	# backprop of op 3 (_objective.4 = pointwise "/." of a, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.3.grad[i0, i1] += _objective.4.grad[i0, i1] * neg(a[i0, i1] / (_objective.3[i0, i1] * _objective.3[i0, i1]))
+//	    _objective.3.grad[i0, i1] += _objective.5.grad[i0, i1] * neg(a[i0, i1] / (_objective.3[i0, i1] * _objective.3[i0, i1]))
 //
-//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.2, _num.1): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1]
+//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.2, _num.1): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.3.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _objective.2.grad[i0, i1] * a[i0, i1]
+//	    a.grad[i0, i1] += _objective.3.grad[i0, i1] * a[i0, i1]
 //
 //	# backprop of op 1 (_objective.2 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += a[i0, i1] * _objective.2.grad[i0, i1]
+//	    a.grad[i0, i1] += a[i0, i1] * _objective.3.grad[i0, i1]
 //
 //	# backprop of op 0 (_objective.1 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _objective.1.grad[i0, i1] * a[i0, i1]
+//	    a.grad[i0, i1] += _objective.5.grad[i0, i1] * a[i0, i1]
 //
 //	# backprop of op 0 (_objective.1 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += a[i0, i1] * _objective.1.grad[i0, i1]
+//	    a.grad[i0, i1] += a[i0, i1] * _objective.5.grad[i0, i1]
 func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_3 [3][4]float64
 	var objective_5 [3][4]float64
-	var objective_1_grad [3][4]float64
-	var objective_2_grad [3][4]float64
 	var objective_3_grad [3][4]float64
-	var objective_4_grad [3][4]float64
 	var objective_5_grad [3][4]float64
 	var objective_grad [1]float64
 
@@ -12435,91 +12420,64 @@ func ocannlSelfMulBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, l
 		}
 	}
 
-	// backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 3 {
-		objective_5_gradRow2 := &objective_5_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_5_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 4 (_objective.5 = pointwise "+" of _objective.1, _objective.4): g2 =+ g; g2 is _objective.4.grad
-	for i0 := range 3 {
-		objective_5_gradRow3 := &objective_5_grad[i0]
-		objective_4_gradRow := &objective_4_grad[i0]
-		for i1 := range 4 {
-			objective_4_gradRow[i1] += objective_5_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 3 (_objective.4 = pointwise "/." of a, _objective.3): g1 =+ g / v2; g1 is a.grad
 	for i0 := range 3 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
+		objective_5_gradRow2 := &objective_5_grad[i0]
 		objective_3Row3 := &objective_3[i0]
 		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow[i1] += objective_4_gradRow2[i1] / objective_3Row3[i1]
+			gARow[i1] += objective_5_gradRow2[i1] / objective_3Row3[i1]
 		}
 	}
 
 	// backprop of op 3 (_objective.4 = pointwise "/." of a, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 	for i0 := range 3 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
+		objective_5_gradRow3 := &objective_5_grad[i0]
 		pARow3 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		objective_3Row4 := &objective_3[i0]
 		objective_3_gradRow := &objective_3_grad[i0]
 		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_4_gradRow3[i1] * (-(pARow3[i1] / (objective_3Row4[i1] * objective_3Row4[i1])))
-		}
-	}
-
-	// backprop of op 2 (_objective.3 = pointwise "+" of _objective.2, _num.1): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 3 {
-		objective_3_gradRow2 := &objective_3_grad[i0]
-		objective_2_gradRow := &objective_2_grad[i0]
-		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_3_gradRow2[i1]
+			objective_3_gradRow[i1] += objective_5_gradRow3[i1] * (-(pARow3[i1] / (objective_3Row4[i1] * objective_3Row4[i1])))
 		}
 	}
 
 	// backprop of op 1 (_objective.2 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 	for i0 := range 3 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
+		objective_3_gradRow2 := &objective_3_grad[i0]
 		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += objective_2_gradRow2[i1] * pARow4[i1]
+			gARow2[i1] += objective_3_gradRow2[i1] * pARow4[i1]
 		}
 	}
 
 	// backprop of op 1 (_objective.2 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
 		pARow5 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_2_gradRow3 := &objective_2_grad[i0]
+		objective_3_gradRow3 := &objective_3_grad[i0]
 		gARow3 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow3[i1] += pARow5[i1] * objective_2_gradRow3[i1]
+			gARow3[i1] += pARow5[i1] * objective_3_gradRow3[i1]
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of a, a): g1 =+ g * v2; g1 is a.grad
 	for i0 := range 3 {
-		objective_1_gradRow2 := &objective_1_grad[i0]
+		objective_5_gradRow4 := &objective_5_grad[i0]
 		pARow6 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		gARow4 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow4[i1] += objective_1_gradRow2[i1] * pARow6[i1]
+			gARow4[i1] += objective_5_gradRow4[i1] * pARow6[i1]
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of a, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
 		pARow7 := (*[4]float64)(pA[4*i0 : 4*i0+4])
-		objective_1_gradRow3 := &objective_1_grad[i0]
+		objective_5_gradRow5 := &objective_5_grad[i0]
 		gARow5 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow5[i1] += pARow7[i1] * objective_1_gradRow3[i1]
+			gARow5[i1] += pARow7[i1] * objective_5_gradRow5[i1]
 		}
 	}
 }
@@ -14606,18 +14564,10 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	# zero the gradients
 //	fill a.grad with 0
 //	fill b.grad with 0
-//	fill _objective.2.grad with 0
 //	fill _objective.4.grad with 0
-//	fill _objective.5.grad with 0
-//	fill _objective.6.grad with 0
 //	fill _objective.8.grad with 0
-//	fill _objective.9.grad with 0
-//	fill _objective.10.grad with 0
 //	fill _objective.13.grad with 0
-//	fill _objective.14.grad with 0
-//	fill _objective.15.grad with 0
 //	fill _objective.17.grad with 0
-//	fill _objective.18.grad with 0
 //	fill _objective.19.grad with 0
 //	fill objective.grad with 0
 //
@@ -14629,60 +14579,42 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	  for i1 in 0..3:
 //	    _objective.19.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g1 =+ g; g1 is _objective.15.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.15.grad[i0, i1] += _objective.19.grad[i0, i1]
+//	# backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g1 =+ g; g1 is _objective.15.grad (the copy elided: _objective.15.grad reads _objective.19.grad)
 //
-//	# backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g2 =+ g; g2 is _objective.18.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.18.grad[i0, i1] += _objective.19.grad[i0, i1]
+//	# backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g2 =+ g; g2 is _objective.18.grad (the copy elided: _objective.18.grad reads _objective.19.grad)
 //
 //	# backprop of op 17 (_objective.18 = pointwise "*." of _objective.16, _objective.17): g2 =+ v1 * g; g2 is _objective.17.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.17.grad[i0, i1] += _objective.16[i0, i1] * _objective.18.grad[i0, i1]
+//	    _objective.17.grad[i0, i1] += _objective.16[i0, i1] * _objective.19.grad[i0, i1]
 //
 //	# backprop of op 16 (_objective.17 = pointwise sin of b): g1 =+ g * cos(v1); g1 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    b.grad[i0, i1] += _objective.17.grad[i0, i1] * cos(b[i0, i1])
 //
-//	# backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g1 =+ g; g1 is _objective.10.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.10.grad[i0, i1] += _objective.15.grad[i0, i1]
+//	# backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g1 =+ g; g1 is _objective.10.grad (the copy elided: _objective.10.grad reads _objective.15.grad)
 //
-//	# backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g2 =+ g; g2 is _objective.14.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.14.grad[i0, i1] += _objective.15.grad[i0, i1]
+//	# backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g2 =+ g; g2 is _objective.14.grad (the copy elided: _objective.14.grad reads _objective.15.grad)
 //
 //	# backprop of op 13 (_objective.14 = pointwise "*." of _objective.12, _objective.13): g2 =+ v1 * g; g2 is _objective.13.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.13.grad[i0, i1] += _objective.12[i0, i1] * _objective.14.grad[i0, i1]
+//	    _objective.13.grad[i0, i1] += _objective.12[i0, i1] * _objective.19.grad[i0, i1]
 //
 //	# backprop of op 12 (_objective.13 = pointwise exp of a): g1 =+ g * t; g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += _objective.13.grad[i0, i1] * _objective.13[i0, i1]
 //
-//	# backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g1 =+ g; g1 is _objective.6.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.6.grad[i0, i1] += _objective.10.grad[i0, i1]
+//	# backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g1 =+ g; g1 is _objective.6.grad (the copy elided: _objective.6.grad reads _objective.10.grad)
 //
-//	# backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g2 =+ g; g2 is _objective.9.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9.grad[i0, i1] += _objective.10.grad[i0, i1]
+//	# backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g2 =+ g; g2 is _objective.9.grad (the copy elided: _objective.9.grad reads _objective.10.grad)
 //
 //	# backprop of op 8 (_objective.9 = pointwise "*." of _objective.7, _objective.8): g2 =+ v1 * g; g2 is _objective.8.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.8.grad[i0, i1] += _objective.7[i0, i1] * _objective.9.grad[i0, i1]
+//	    _objective.8.grad[i0, i1] += _objective.7[i0, i1] * _objective.19.grad[i0, i1]
 //
 //	# backprop of op 7 (_objective.8 = pointwise "*." of a, b): g1 =+ g * v2; g1 is a.grad
 //	for i0 in 0..2:
@@ -14694,25 +14626,19 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	  for i1 in 0..3:
 //	    b.grad[i0, i1] += a[i0, i1] * _objective.8.grad[i0, i1]
 //
-//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.6.grad[i0, i1]
+//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.6.grad)
 //
-//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g2 =+ g; g2 is _objective.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5.grad[i0, i1] += _objective.6.grad[i0, i1]
+//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g2 =+ g; g2 is _objective.5.grad (the copy elided: _objective.5.grad reads _objective.6.grad)
 //
 //	# backprop of op 4 (_objective.5 = pointwise "*." of _objective.4, b): g1 =+ g * v2; g1 is _objective.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4.grad[i0, i1] += _objective.5.grad[i0, i1] * b[i0, i1]
+//	    _objective.4.grad[i0, i1] += _objective.19.grad[i0, i1] * b[i0, i1]
 //
 //	# backprop of op 4 (_objective.5 = pointwise "*." of _objective.4, b): g2 =+ v1 * g; g2 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    b.grad[i0, i1] += _objective.4[i0, i1] * _objective.5.grad[i0, i1]
+//	    b.grad[i0, i1] += _objective.4[i0, i1] * _objective.19.grad[i0, i1]
 //
 //	# backprop of op 3 (_objective.4 = pointwise "*." of _objective.3, b): g2 =+ v1 * g; g2 is b.grad
 //	for i0 in 0..2:
@@ -14722,7 +14648,7 @@ func ocannlCompareObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float
 //	# backprop of op 1 (_objective.2 = pointwise "*." of _objective.1, a): g2 =+ v1 * g; g2 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _objective.1[i0, i1] * _objective.2.grad[i0, i1]
+//	    a.grad[i0, i1] += _objective.1[i0, i1] * _objective.19.grad[i0, i1]
 func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, gA *[12]float64, gB *[12]float64, loss *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_3 [3][4]float64
@@ -14732,18 +14658,10 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	var objective_13 [3][4]float64
 	var objective_16 [3][4]float64
 	var objective_19 [3][4]float64
-	var objective_2_grad [3][4]float64
 	var objective_4_grad [3][4]float64
-	var objective_5_grad [3][4]float64
-	var objective_6_grad [3][4]float64
 	var objective_8_grad [3][4]float64
-	var objective_9_grad [3][4]float64
-	var objective_10_grad [3][4]float64
 	var objective_13_grad [3][4]float64
-	var objective_14_grad [3][4]float64
-	var objective_15_grad [3][4]float64
 	var objective_17_grad [3][4]float64
-	var objective_18_grad [3][4]float64
 	var objective_19_grad [3][4]float64
 	var objective_grad [1]float64
 
@@ -14883,31 +14801,13 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g1 =+ g; g1 is _objective.15.grad
-	for i0 := range 3 {
-		objective_19_gradRow2 := &objective_19_grad[i0]
-		objective_15_gradRow := &objective_15_grad[i0]
-		for i1 := range 4 {
-			objective_15_gradRow[i1] += objective_19_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 18 (_objective.19 = pointwise "+" of _objective.15, _objective.18): g2 =+ g; g2 is _objective.18.grad
-	for i0 := range 3 {
-		objective_19_gradRow3 := &objective_19_grad[i0]
-		objective_18_gradRow := &objective_18_grad[i0]
-		for i1 := range 4 {
-			objective_18_gradRow[i1] += objective_19_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 17 (_objective.18 = pointwise "*." of _objective.16, _objective.17): g2 =+ v1 * g; g2 is _objective.17.grad
 	for i0 := range 3 {
 		objective_16Row3 := &objective_16[i0]
-		objective_18_gradRow2 := &objective_18_grad[i0]
+		objective_19_gradRow2 := &objective_19_grad[i0]
 		objective_17_gradRow := &objective_17_grad[i0]
 		for i1 := range 4 {
-			objective_17_gradRow[i1] += objective_16Row3[i1] * objective_18_gradRow2[i1]
+			objective_17_gradRow[i1] += objective_16Row3[i1] * objective_19_gradRow2[i1]
 		}
 	}
 
@@ -14921,31 +14821,13 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g1 =+ g; g1 is _objective.10.grad
-	for i0 := range 3 {
-		objective_15_gradRow2 := &objective_15_grad[i0]
-		objective_10_gradRow := &objective_10_grad[i0]
-		for i1 := range 4 {
-			objective_10_gradRow[i1] += objective_15_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 14 (_objective.15 = pointwise "+" of _objective.10, _objective.14): g2 =+ g; g2 is _objective.14.grad
-	for i0 := range 3 {
-		objective_15_gradRow3 := &objective_15_grad[i0]
-		objective_14_gradRow := &objective_14_grad[i0]
-		for i1 := range 4 {
-			objective_14_gradRow[i1] += objective_15_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 13 (_objective.14 = pointwise "*." of _objective.12, _objective.13): g2 =+ v1 * g; g2 is _objective.13.grad
 	for i0 := range 3 {
 		objective_12Row3 := &objective_12[i0]
-		objective_14_gradRow2 := &objective_14_grad[i0]
+		objective_19_gradRow3 := &objective_19_grad[i0]
 		objective_13_gradRow := &objective_13_grad[i0]
 		for i1 := range 4 {
-			objective_13_gradRow[i1] += objective_12Row3[i1] * objective_14_gradRow2[i1]
+			objective_13_gradRow[i1] += objective_12Row3[i1] * objective_19_gradRow3[i1]
 		}
 	}
 
@@ -14959,31 +14841,13 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g1 =+ g; g1 is _objective.6.grad
-	for i0 := range 3 {
-		objective_10_gradRow2 := &objective_10_grad[i0]
-		objective_6_gradRow := &objective_6_grad[i0]
-		for i1 := range 4 {
-			objective_6_gradRow[i1] += objective_10_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 9 (_objective.10 = pointwise "+" of _objective.6, _objective.9): g2 =+ g; g2 is _objective.9.grad
-	for i0 := range 3 {
-		objective_10_gradRow3 := &objective_10_grad[i0]
-		objective_9_gradRow := &objective_9_grad[i0]
-		for i1 := range 4 {
-			objective_9_gradRow[i1] += objective_10_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 8 (_objective.9 = pointwise "*." of _objective.7, _objective.8): g2 =+ v1 * g; g2 is _objective.8.grad
 	for i0 := range 3 {
 		objective_7Row3 := &objective_7[i0]
-		objective_9_gradRow2 := &objective_9_grad[i0]
+		objective_19_gradRow4 := &objective_19_grad[i0]
 		objective_8_gradRow := &objective_8_grad[i0]
 		for i1 := range 4 {
-			objective_8_gradRow[i1] += objective_7Row3[i1] * objective_9_gradRow2[i1]
+			objective_8_gradRow[i1] += objective_7Row3[i1] * objective_19_gradRow4[i1]
 		}
 	}
 
@@ -15007,41 +14871,23 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 		}
 	}
 
-	// backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 3 {
-		objective_6_gradRow2 := &objective_6_grad[i0]
-		objective_2_gradRow := &objective_2_grad[i0]
-		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_6_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 5 (_objective.6 = pointwise "+" of _objective.2, _objective.5): g2 =+ g; g2 is _objective.5.grad
-	for i0 := range 3 {
-		objective_6_gradRow3 := &objective_6_grad[i0]
-		objective_5_gradRow := &objective_5_grad[i0]
-		for i1 := range 4 {
-			objective_5_gradRow[i1] += objective_6_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 4 (_objective.5 = pointwise "*." of _objective.4, b): g1 =+ g * v2; g1 is _objective.4.grad
 	for i0 := range 3 {
-		objective_5_gradRow2 := &objective_5_grad[i0]
+		objective_19_gradRow5 := &objective_19_grad[i0]
 		pBRow9 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		objective_4_gradRow := &objective_4_grad[i0]
 		for i1 := range 4 {
-			objective_4_gradRow[i1] += objective_5_gradRow2[i1] * pBRow9[i1]
+			objective_4_gradRow[i1] += objective_19_gradRow5[i1] * pBRow9[i1]
 		}
 	}
 
 	// backprop of op 4 (_objective.5 = pointwise "*." of _objective.4, b): g2 =+ v1 * g; g2 is b.grad
 	for i0 := range 3 {
 		objective_4Row3 := &objective_4[i0]
-		objective_5_gradRow3 := &objective_5_grad[i0]
+		objective_19_gradRow6 := &objective_19_grad[i0]
 		gBRow3 := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow3[i1] += objective_4Row3[i1] * objective_5_gradRow3[i1]
+			gBRow3[i1] += objective_4Row3[i1] * objective_19_gradRow6[i1]
 		}
 	}
 
@@ -15058,10 +14904,10 @@ func ocannlCompareBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, g
 	// backprop of op 1 (_objective.2 = pointwise "*." of _objective.1, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
 		objective_1Row3 := &objective_1[i0]
-		objective_2_gradRow2 := &objective_2_grad[i0]
+		objective_19_gradRow7 := &objective_19_grad[i0]
 		gARow3 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow3[i1] += objective_1Row3[i1] * objective_2_gradRow2[i1]
+			gARow3[i1] += objective_1Row3[i1] * objective_19_gradRow7[i1]
 		}
 	}
 }
@@ -15269,13 +15115,8 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	fill c.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
-//	fill _objective.5.grad with 0
 //	fill _objective.6.grad with 0
-//	fill _objective.7.grad with 0
-//	fill _objective.8.grad with 0
-//	fill _objective.9.grad with 0
 //	fill _objective.10.grad with 0
 //	fill _objective.11.grad with 0
 //	fill objective.grad with 0
@@ -15288,10 +15129,7 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	  for i1 in 0..3:
 //	    _objective.11.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 10 (_objective.11 = pointwise "-" of _objective.9, _objective.10): g1 =+ g; g1 is _objective.9.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.9.grad[i0, i1] += _objective.11.grad[i0, i1]
+//	# backprop of op 10 (_objective.11 = pointwise "-" of _objective.9, _objective.10): g1 =+ g; g1 is _objective.9.grad (the copy elided: _objective.9.grad reads _objective.11.grad)
 //
 //	# backprop of op 10 (_objective.11 = pointwise "-" of _objective.9, _objective.10): g2 =- g; g2 is _objective.10.grad
 //	for i0 in 0..2:
@@ -15303,35 +15141,26 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	  for i1 in 0..3:
 //	    a.grad[i0, i1] += _num.4[0] * _objective.10.grad[i0, i1]
 //
-//	# backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g1 =+ g; g1 is _objective.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5.grad[i0, i1] += _objective.9.grad[i0, i1]
+//	# backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g1 =+ g; g1 is _objective.5.grad (the copy elided: _objective.5.grad reads _objective.9.grad)
 //
-//	# backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g2 =+ g; g2 is _objective.8.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.8.grad[i0, i1] += _objective.9.grad[i0, i1]
+//	# backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g2 =+ g; g2 is _objective.8.grad (the copy elided: _objective.8.grad reads _objective.9.grad)
 //
 //	# backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g1 =+ g * v2; g1 is _objective.6.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.6.grad[i0, i1] += _objective.8.grad[i0, i1] * c[i0, i1]
+//	    _objective.6.grad[i0, i1] += _objective.11.grad[i0, i1] * c[i0, i1]
 //
 //	# backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g2 =+ g * v1; g2 is c.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    c.grad[i0, i1] += _objective.8.grad[i0, i1] * _objective.6[i0, i1]
+//	    c.grad[i0, i1] += _objective.11.grad[i0, i1] * _objective.6[i0, i1]
 //
-//	# backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g3 =+ g; g3 is _objective.7.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.7.grad[i0, i1] += _objective.8.grad[i0, i1]
+//	# backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g3 =+ g; g3 is _objective.7.grad (the copy elided: _objective.7.grad reads _objective.8.grad)
 //
 //	# backprop of op 6 (_objective.7 = pointwise "**." of b, _num.3): g1 =+ g * (v2 * (v1 ** (v2 - 1))); g1 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    b.grad[i0, i1] += _objective.7.grad[i0, i1] * (_num.3[0] * (b[i0, i1] ** (_num.3[0] - 1)))
+//	    b.grad[i0, i1] += _objective.11.grad[i0, i1] * (_num.3[0] * (b[i0, i1] ** (_num.3[0] - 1)))
 //
 //	# backprop of op 5 (_objective.6 = pointwise "+" of a, _num.2): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
@@ -15341,27 +15170,24 @@ func ocannlArithObjectiveLoss(r *[3][4]float64, pA *[12]float64, pB *[12]float64
 //	# backprop of op 4 (_objective.5 = pointwise "/." of _objective.2, _objective.4): g1 =+ g / v2; g1 is _objective.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.5.grad[i0, i1] / _objective.4[i0, i1]
+//	    _objective.2.grad[i0, i1] += _objective.11.grad[i0, i1] / _objective.4[i0, i1]
 //
 //	# backprop of op 4 (_objective.5 = pointwise "/." of _objective.2, _objective.4): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4.grad[i0, i1] += _objective.5.grad[i0, i1] * neg(_objective.2[i0, i1] / (_objective.4[i0, i1] * _objective.4[i0, i1]))
+//	    _objective.4.grad[i0, i1] += _objective.11.grad[i0, i1] * neg(_objective.2[i0, i1] / (_objective.4[i0, i1] * _objective.4[i0, i1]))
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.3, _num.1): g1 =+ g; g1 is _objective.3.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.3, _num.1): g1 =+ g; g1 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
 //	# backprop of op 2 (_objective.3 = pointwise "*." of b, b): g1 =+ g * v2; g1 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    b.grad[i0, i1] += _objective.3.grad[i0, i1] * b[i0, i1]
+//	    b.grad[i0, i1] += _objective.4.grad[i0, i1] * b[i0, i1]
 //
 //	# backprop of op 2 (_objective.3 = pointwise "*." of b, b): g2 =+ v1 * g; g2 is b.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    b.grad[i0, i1] += b[i0, i1] * _objective.3.grad[i0, i1]
+//	    b.grad[i0, i1] += b[i0, i1] * _objective.4.grad[i0, i1]
 //
 //	# backprop of op 1 (_objective.2 = pointwise "*." of _objective.1, c): g1 =+ g * v2; g1 is _objective.1.grad
 //	for i0 in 0..2:
@@ -15390,13 +15216,8 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 	var objective_11 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
-	var objective_3_grad [3][4]float64
 	var objective_4_grad [3][4]float64
-	var objective_5_grad [3][4]float64
 	var objective_6_grad [3][4]float64
-	var objective_7_grad [3][4]float64
-	var objective_8_grad [3][4]float64
-	var objective_9_grad [3][4]float64
 	var objective_10_grad [3][4]float64
 	var objective_11_grad [3][4]float64
 	var objective_grad [1]float64
@@ -15483,21 +15304,12 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 		}
 	}
 
-	// backprop of op 10 (_objective.11 = pointwise "-" of _objective.9, _objective.10): g1 =+ g; g1 is _objective.9.grad
-	for i0 := range 3 {
-		objective_11_gradRow2 := &objective_11_grad[i0]
-		objective_9_gradRow := &objective_9_grad[i0]
-		for i1 := range 4 {
-			objective_9_gradRow[i1] += objective_11_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 10 (_objective.11 = pointwise "-" of _objective.9, _objective.10): g2 =- g; g2 is _objective.10.grad
 	for i0 := range 3 {
-		objective_11_gradRow3 := &objective_11_grad[i0]
+		objective_11_gradRow2 := &objective_11_grad[i0]
 		objective_10_gradRow := &objective_10_grad[i0]
 		for i1 := range 4 {
-			objective_10_gradRow[i1] -= objective_11_gradRow3[i1]
+			objective_10_gradRow[i1] -= objective_11_gradRow2[i1]
 		}
 	}
 
@@ -15510,60 +15322,33 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 		}
 	}
 
-	// backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g1 =+ g; g1 is _objective.5.grad
-	for i0 := range 3 {
-		objective_9_gradRow2 := &objective_9_grad[i0]
-		objective_5_gradRow := &objective_5_grad[i0]
-		for i1 := range 4 {
-			objective_5_gradRow[i1] += objective_9_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 8 (_objective.9 = pointwise "+" of _objective.5, _objective.8): g2 =+ g; g2 is _objective.8.grad
-	for i0 := range 3 {
-		objective_9_gradRow3 := &objective_9_grad[i0]
-		objective_8_gradRow := &objective_8_grad[i0]
-		for i1 := range 4 {
-			objective_8_gradRow[i1] += objective_9_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g1 =+ g * v2; g1 is _objective.6.grad
 	for i0 := range 3 {
-		objective_8_gradRow2 := &objective_8_grad[i0]
+		objective_11_gradRow3 := &objective_11_grad[i0]
 		pCRow3 := (*[4]float64)(pC[4*i0 : 4*i0+4])
 		objective_6_gradRow := &objective_6_grad[i0]
 		for i1 := range 4 {
-			objective_6_gradRow[i1] += objective_8_gradRow2[i1] * pCRow3[i1]
+			objective_6_gradRow[i1] += objective_11_gradRow3[i1] * pCRow3[i1]
 		}
 	}
 
 	// backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g2 =+ g * v1; g2 is c.grad
 	for i0 := range 3 {
-		objective_8_gradRow3 := &objective_8_grad[i0]
+		objective_11_gradRow4 := &objective_11_grad[i0]
 		objective_6Row3 := &objective_6[i0]
 		gCRow := (*[4]float64)(gC[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gCRow[i1] += objective_8_gradRow3[i1] * objective_6Row3[i1]
-		}
-	}
-
-	// backprop of op 7 (_objective.8 = pointwise fma of _objective.6, c, _objective.7): g3 =+ g; g3 is _objective.7.grad
-	for i0 := range 3 {
-		objective_8_gradRow4 := &objective_8_grad[i0]
-		objective_7_gradRow := &objective_7_grad[i0]
-		for i1 := range 4 {
-			objective_7_gradRow[i1] += objective_8_gradRow4[i1]
+			gCRow[i1] += objective_11_gradRow4[i1] * objective_6Row3[i1]
 		}
 	}
 
 	// backprop of op 6 (_objective.7 = pointwise "**." of b, _num.3): g1 =+ g * (v2 * (v1 ** (v2 - 1))); g1 is b.grad
 	for i0 := range 3 {
-		objective_7_gradRow2 := &objective_7_grad[i0]
+		objective_11_gradRow5 := &objective_11_grad[i0]
 		pBRow4 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		gBRow := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow[i1] += objective_7_gradRow2[i1] * (2 * math.Pow(pBRow4[i1], float64(1)))
+			gBRow[i1] += objective_11_gradRow5[i1] * (2 * math.Pow(pBRow4[i1], float64(1)))
 		}
 	}
 
@@ -15578,51 +15363,42 @@ func ocannlArithBackward(r *[3][4]float64, pA *[12]float64, pB *[12]float64, pC 
 
 	// backprop of op 4 (_objective.5 = pointwise "/." of _objective.2, _objective.4): g1 =+ g / v2; g1 is _objective.2.grad
 	for i0 := range 3 {
-		objective_5_gradRow2 := &objective_5_grad[i0]
+		objective_11_gradRow6 := &objective_11_grad[i0]
 		objective_4Row3 := &objective_4[i0]
 		objective_2_gradRow := &objective_2_grad[i0]
 		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_5_gradRow2[i1] / objective_4Row3[i1]
+			objective_2_gradRow[i1] += objective_11_gradRow6[i1] / objective_4Row3[i1]
 		}
 	}
 
 	// backprop of op 4 (_objective.5 = pointwise "/." of _objective.2, _objective.4): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.4.grad
 	for i0 := range 3 {
-		objective_5_gradRow3 := &objective_5_grad[i0]
+		objective_11_gradRow7 := &objective_11_grad[i0]
 		objective_2Row3 := &objective_2[i0]
 		objective_4Row4 := &objective_4[i0]
 		objective_4_gradRow := &objective_4_grad[i0]
 		for i1 := range 4 {
-			objective_4_gradRow[i1] += objective_5_gradRow3[i1] * (-(objective_2Row3[i1] / (objective_4Row4[i1] * objective_4Row4[i1])))
-		}
-	}
-
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.3, _num.1): g1 =+ g; g1 is _objective.3.grad
-	for i0 := range 3 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
-		objective_3_gradRow := &objective_3_grad[i0]
-		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_4_gradRow2[i1]
+			objective_4_gradRow[i1] += objective_11_gradRow7[i1] * (-(objective_2Row3[i1] / (objective_4Row4[i1] * objective_4Row4[i1])))
 		}
 	}
 
 	// backprop of op 2 (_objective.3 = pointwise "*." of b, b): g1 =+ g * v2; g1 is b.grad
 	for i0 := range 3 {
-		objective_3_gradRow2 := &objective_3_grad[i0]
+		objective_4_gradRow2 := &objective_4_grad[i0]
 		pBRow5 := (*[4]float64)(pB[4*i0 : 4*i0+4])
 		gBRow2 := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow2[i1] += objective_3_gradRow2[i1] * pBRow5[i1]
+			gBRow2[i1] += objective_4_gradRow2[i1] * pBRow5[i1]
 		}
 	}
 
 	// backprop of op 2 (_objective.3 = pointwise "*." of b, b): g2 =+ v1 * g; g2 is b.grad
 	for i0 := range 3 {
 		pBRow6 := (*[4]float64)(pB[4*i0 : 4*i0+4])
-		objective_3_gradRow3 := &objective_3_grad[i0]
+		objective_4_gradRow3 := &objective_4_grad[i0]
 		gBRow3 := (*[4]float64)(gB[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gBRow3[i1] += pBRow6[i1] * objective_3_gradRow3[i1]
+			gBRow3[i1] += pBRow6[i1] * objective_4_gradRow3[i1]
 		}
 	}
 
@@ -15969,7 +15745,6 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
-//	fill _objective.4.grad with 0
 //	fill objective.layer_norm#1.beta.grad with 0
 //	fill _objective.5.grad with 0
 //	fill objective.grad with 0
@@ -15982,10 +15757,7 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	  for i1 in 0..4:
 //	    _objective.5.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..4:
-//	    _objective.4.grad[i0, i1] += _objective.5.grad[i0, i1]
+//	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad (the copy elided: _objective.4.grad reads _objective.5.grad)
 //
 //	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g2 =+ g; g2 is objective.layer_norm#1.beta.grad
 //	for i0 in 0..2:  # reduction
@@ -15995,12 +15767,12 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	# backprop of op 9 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g1 =+ g / v2; g1 is _objective.1.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..4:
-//	    _objective.1.grad[i0, i1] += _objective.4.grad[i0, i1] / _objective.3[i0, 0]
+//	    _objective.1.grad[i0, i1] += _objective.5.grad[i0, i1] / _objective.3[i0, 0]
 //
 //	# backprop of op 9 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..4:  # reduction
-//	    _objective.3.grad[i0, 0] += _objective.4.grad[i0, i1] * neg(_objective.1[i0, i1] / (_objective.3[i0, 0] * _objective.3[i0, 0]))
+//	    _objective.3.grad[i0, 0] += _objective.5.grad[i0, i1] * neg(_objective.1[i0, i1] / (_objective.3[i0, 0] * _objective.3[i0, 0]))
 //
 //	# backprop of op 8 (_objective.3 = pointwise sqrt of _objective.2): g1 =+ g / (2 * t); g1 is _objective.2.grad
 //	for i0 in 0..2:
@@ -16077,7 +15849,6 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 	var objective_1_grad [3][5]float64
 	var objective_2_grad [3][1]float64
 	var objective_3_grad [3][1]float64
-	var objective_4_grad [3][5]float64
 	var objective_5_grad [3][5]float64
 	var objective_grad [1]float64
 
@@ -16191,47 +15962,38 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 		}
 	}
 
-	// backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad
-	for i0 := range 3 {
-		objective_5_gradRow2 := &objective_5_grad[i0]
-		objective_4_gradRow := &objective_4_grad[i0]
-		for i1 := range 5 {
-			objective_4_gradRow[i1] += objective_5_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g2 =+ g; g2 is objective.layer_norm#1.beta.grad
 	// i0 unrolled and jammed into i1.
-	objective_5_gradRow3 := &objective_5_grad[0]
-	objective_5_gradRow4 := &objective_5_grad[1]
-	objective_5_gradRow5 := &objective_5_grad[2]
+	objective_5_gradRow2 := &objective_5_grad[0]
+	objective_5_gradRow3 := &objective_5_grad[1]
+	objective_5_gradRow4 := &objective_5_grad[2]
 	for i1 := range 5 {
 		acc4 := gObjectiveLayerNorm1Beta[i1]
+		acc4 += objective_5_gradRow2[i1]
 		acc4 += objective_5_gradRow3[i1]
 		acc4 += objective_5_gradRow4[i1]
-		acc4 += objective_5_gradRow5[i1]
 		gObjectiveLayerNorm1Beta[i1] = acc4
 	}
 
 	// backprop of op 9 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g1 =+ g / v2; g1 is _objective.1.grad
 	for i0 := range 3 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
+		objective_5_gradRow5 := &objective_5_grad[i0]
 		objective_3V2 := objective_3[i0][0]
 		objective_1_gradRow := &objective_1_grad[i0]
 		for i1 := range 5 {
-			objective_1_gradRow[i1] += objective_4_gradRow2[i1] / objective_3V2
+			objective_1_gradRow[i1] += objective_5_gradRow5[i1] / objective_3V2
 		}
 	}
 
 	// backprop of op 9 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
+		objective_5_gradRow6 := &objective_5_grad[i0]
 		objective_1Row3 := &objective_1[i0]
 		v := objective_3[i0][0] * objective_3[i0][0]
 		acc5 := objective_3_grad[i0][0]
 		for i1 := range 5 {
-			acc5 += objective_4_gradRow3[i1] * (-(objective_1Row3[i1] / v))
+			acc5 += objective_5_gradRow6[i1] * (-(objective_1Row3[i1] / v))
 		}
 		objective_3_grad[i0][0] = acc5
 	}
@@ -16671,7 +16433,6 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
-//	fill _objective.4.grad with 0
 //	fill objective.layer_norm#1.beta.grad with 0
 //	fill _objective.5.grad with 0
 //	fill objective.grad with 0
@@ -16685,11 +16446,7 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	    for i2 in 0..2:
 //	      _objective.5.grad[i0, i1, i2] += objective.grad[0] * r[i0, i1, i2]
 //
-//	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..2:
-//	      _objective.4.grad[i0, i1, i2] += _objective.5.grad[i0, i1, i2]
+//	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad (the copy elided: _objective.4.grad reads _objective.5.grad)
 //
 //	# backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g2 =+ g; g2 is objective.layer_norm#1.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -16701,13 +16458,13 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..2:
-//	      _objective.1.grad[i0, i1, i2] += _objective.4.grad[i0, i1, i2] / _objective.3[i0, 0]
+//	      _objective.1.grad[i0, i1, i2] += _objective.5.grad[i0, i1, i2] / _objective.3[i0, 0]
 //
 //	# backprop of op 9 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..2:  # reduction
-//	      _objective.3.grad[i0, 0] += _objective.4.grad[i0, i1, i2] * neg(_objective.1[i0, i1, i2] / (_objective.3[i0, 0] * _objective.3[i0, 0]))
+//	      _objective.3.grad[i0, 0] += _objective.5.grad[i0, i1, i2] * neg(_objective.1[i0, i1, i2] / (_objective.3[i0, 0] * _objective.3[i0, 0]))
 //
 //	# backprop of op 8 (_objective.3 = pointwise sqrt of _objective.2): g1 =+ g / (2 * t); g1 is _objective.2.grad
 //	for i0 in 0..1:
@@ -16792,7 +16549,6 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	var objective_1_grad [2][2][3]float64
 	var objective_2_grad [2][1]float64
 	var objective_3_grad [2][1]float64
-	var objective_4_grad [2][2][3]float64
 	var objective_5_grad [2][2][3]float64
 	var objective_grad [1]float64
 
@@ -16924,24 +16680,13 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 		}
 	}
 
-	// backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g1 =+ g; g1 is _objective.4.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			objective_5_gradRow2 := &objective_5_grad[i0][i1]
-			objective_4_gradRow := &objective_4_grad[i0][i1]
-			for i2 := range 3 {
-				objective_4_gradRow[i2] += objective_5_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 10 (_objective.5 = pointwise "+" of _objective.4, objective.layer_norm#1.beta): g2 =+ g; g2 is objective.layer_norm#1.beta.grad
 	for i0 := range 2 {
 		for i1 := range 2 {
-			objective_5_gradRow3 := &objective_5_grad[i0][i1]
+			objective_5_gradRow2 := &objective_5_grad[i0][i1]
 			gObjectiveLayerNorm1BetaRow := (*[3]float64)(gObjectiveLayerNorm1Beta[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gObjectiveLayerNorm1BetaRow[i2] += objective_5_gradRow3[i2]
+				gObjectiveLayerNorm1BetaRow[i2] += objective_5_gradRow2[i2]
 			}
 		}
 	}
@@ -16950,10 +16695,10 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	for i0 := range 2 {
 		objective_3V2 := objective_3[i0][0]
 		for i1 := range 2 {
-			objective_4_gradRow2 := &objective_4_grad[i0][i1]
+			objective_5_gradRow3 := &objective_5_grad[i0][i1]
 			objective_1_gradRow := &objective_1_grad[i0][i1]
 			for i2 := range 3 {
-				objective_1_gradRow[i2] += objective_4_gradRow2[i2] / objective_3V2
+				objective_1_gradRow[i2] += objective_5_gradRow3[i2] / objective_3V2
 			}
 		}
 	}
@@ -16964,10 +16709,10 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 		v := objective_3[i0][0] * objective_3[i0][0]
 		acc4 := objective_3_grad[i0][0]
 		for i1 := range 2 {
-			objective_4_gradRow3 := &objective_4_grad[i0][i1]
+			objective_5_gradRow4 := &objective_5_grad[i0][i1]
 			objective_1Row3 := &objective_1[i0][i1]
 			for i2 := range 3 {
-				acc4 += objective_4_gradRow3[i2] * (-(objective_1Row3[i2] / v))
+				acc4 += objective_5_gradRow4[i2] * (-(objective_1Row3[i2] / v))
 			}
 		}
 		objective_3_grad[i0][0] = acc4
@@ -17777,7 +17522,6 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	# zero the gradients
 //	fill z.grad with 0
 //	fill objective.log_softmax#1/m.grad with 0
-//	fill objective.log_softmax#1/z.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
@@ -17792,10 +17536,7 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	  for i1 in 0..4:
 //	    _objective.4.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    objective.log_softmax#1/z.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad (the copy elided: objective.log_softmax#1/z.grad reads _objective.4.grad)
 //
 //	# backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g2 =- g; g2 is _objective.3.grad
 //	for i0 in 0..1:
@@ -17814,17 +17555,17 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	# backprop of op 2 (_objective.1 = pointwise exp of objective.log_softmax#1/z): g1 =+ g * t; g1 is objective.log_softmax#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    objective.log_softmax#1/z.grad[i0, i1] += _objective.1.grad[i0, i1] * _objective.1[i0, i1]
+//	    _objective.4.grad[i0, i1] += _objective.1.grad[i0, i1] * _objective.1[i0, i1]
 //
 //	# backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g1 =+ g; g1 is z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    z.grad[i0, i1] += objective.log_softmax#1/z.grad[i0, i1]
+//	    z.grad[i0, i1] += _objective.4.grad[i0, i1]
 //
 //	# backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g2 =- g; g2 is objective.log_softmax#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:  # reduction
-//	    objective.log_softmax#1/m.grad[i0, 0] -= objective.log_softmax#1/z.grad[i0, i1]
+//	    objective.log_softmax#1/m.grad[i0, 0] -= _objective.4.grad[i0, i1]
 //
 //	# backprop of op 0 (objective.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of z): objective.log_softmax#1/m.argmax@0 = 5 (no winner yet)
 //	fill objective.log_softmax#1/m.argmax@0 with 5
@@ -17846,7 +17587,6 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	var objective_3 [2][1]float64
 	var objective_4 [2][5]float64
 	var objective_log_softmax_1_m_grad [2][1]float64
-	var objective_log_softmax_1_z_grad [2][5]float64
 	var objective_1_grad [2][5]float64
 	var objective_2_grad [2][1]float64
 	var objective_3_grad [2][1]float64
@@ -17942,22 +17682,13 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 		}
 	}
 
-	// backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g1 =+ g; g1 is objective.log_softmax#1/z.grad
-	for i0 := range 2 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
-		objective_log_softmax_1_z_gradRow := &objective_log_softmax_1_z_grad[i0]
-		for i1 := range 5 {
-			objective_log_softmax_1_z_gradRow[i1] += objective_4_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 5 (_objective.4 = pointwise "-" of objective.log_softmax#1/z, _objective.3): g2 =- g; g2 is _objective.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
+		objective_4_gradRow2 := &objective_4_grad[i0]
 		acc4 := objective_3_grad[i0][0]
 		for i1 := range 5 {
-			acc4 -= objective_4_gradRow3[i1]
+			acc4 -= objective_4_gradRow2[i1]
 		}
 		objective_3_grad[i0][0] = acc4
 	}
@@ -17980,28 +17711,28 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	for i0 := range 2 {
 		objective_1_gradRow2 := &objective_1_grad[i0]
 		objective_1Row3 := &objective_1[i0]
-		objective_log_softmax_1_z_gradRow2 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow3 := &objective_4_grad[i0]
 		for i1 := range 5 {
-			objective_log_softmax_1_z_gradRow2[i1] += objective_1_gradRow2[i1] * objective_1Row3[i1]
+			objective_4_gradRow3[i1] += objective_1_gradRow2[i1] * objective_1Row3[i1]
 		}
 	}
 
 	// backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g1 =+ g; g1 is z.grad
 	for i0 := range 2 {
-		objective_log_softmax_1_z_gradRow3 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow4 := &objective_4_grad[i0]
 		gZRow := (*[5]float64)(gZ[5*i0 : 5*i0+5])
 		for i1 := range 5 {
-			gZRow[i1] += objective_log_softmax_1_z_gradRow3[i1]
+			gZRow[i1] += objective_4_gradRow4[i1]
 		}
 	}
 
 	// backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g2 =- g; g2 is objective.log_softmax#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		objective_log_softmax_1_z_gradRow4 := &objective_log_softmax_1_z_grad[i0]
+		objective_4_gradRow5 := &objective_4_grad[i0]
 		acc5 := objective_log_softmax_1_m_grad[i0][0]
 		for i1 := range 5 {
-			acc5 -= objective_log_softmax_1_z_gradRow4[i1]
+			acc5 -= objective_4_gradRow5[i1]
 		}
 		objective_log_softmax_1_m_grad[i0][0] = acc5
 	}
@@ -18357,11 +18088,8 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //
 //	# zero the gradients
 //	fill objective.net.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill objective.net.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -18390,10 +18118,7 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	  for i1 in 0..4:
 //	    objective.cross_entropy#1/logp.grad[i0, i1] += onehot[i0, i1] * _objective.1.grad[i0, i1]
 //
-//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += objective.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -18412,17 +18137,14 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += objective.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:  # reduction
-//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
+//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@2 = 5 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@2 with 5
@@ -18435,23 +18157,20 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
-//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 0 (_objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x): g1 =+ g * v2; g1 is objective.net.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..2:
-//	      objective.net.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * x[i0, i2]
+//	      objective.net.w.grad[i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1] * x[i0, i2]
 func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObjectiveNetW *[15]float64, pObjectiveNetB *[5]float64, gObjectiveNetW *[15]float64, gObjectiveNetB *[5]float64, loss *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [4][5]float64
 	var objective_cross_entropy_1_logits [4][5]float64
@@ -18463,10 +18182,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	var objective_1 [4][5]float64
 	var objective_2 [1]float64
 	var objective_3 [1]float64
-	var objective_cross_entropy_1_logits_1_grad [4][5]float64
-	var objective_cross_entropy_1_logits_grad [4][5]float64
 	var objective_cross_entropy_1_m_grad [4][1]float64
-	var objective_cross_entropy_1_z_grad [4][5]float64
 	var objective_cross_entropy_1_logp_1_grad [4][5]float64
 	var objective_cross_entropy_1_logp_2_grad [4][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][1]float64
@@ -18615,22 +18331,13 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 		}
 	}
 
-	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
-		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		acc5 := objective_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 5 {
-			acc5 -= objective_cross_entropy_1_logp_gradRow3[i1]
+			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
 		}
 		objective_cross_entropy_1_logp_3_grad[i0][0] = acc5
 	}
@@ -18653,28 +18360,19 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
-		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0]
-		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow3[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0]
 		acc6 := objective_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 5 {
-			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+			acc6 -= objective_cross_entropy_1_logp_gradRow4[i1]
 		}
 		objective_cross_entropy_1_m_grad[i0][0] = acc6
 	}
@@ -18708,7 +18406,7 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		objective_cross_entropy_1_m_argmax_2V := objective_cross_entropy_1_m_argmax_2[i0][0]
 		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
-		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
 			var r3 float64
 			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_2V {
@@ -18718,31 +18416,22 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 			if r3 != 0 {
 				r4 = objective_cross_entropy_1_m_gradV
 			}
-			objective_cross_entropy_1_logits_gradRow2[i1] += r4
-		}
-	}
-
-	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow5[i1] += r4
 		}
 	}
 
 	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[0]
-	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[1]
-	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[2]
-	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[3]
+	objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[0]
+	objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[1]
+	objective_cross_entropy_1_logp_gradRow8 := &objective_cross_entropy_1_logp_grad[2]
+	objective_cross_entropy_1_logp_gradRow9 := &objective_cross_entropy_1_logp_grad[3]
 	for i1 := range 5 {
 		acc8 := gObjectiveNetB[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow7[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow8[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow9[i1]
 		gObjectiveNetB[i1] = acc8
 	}
 
@@ -18750,10 +18439,10 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1]
 			gObjectiveNetWRow := (*[3]float64)(gObjectiveNetW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logits_1_gradV * xRow2[i2]
+				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logp_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -19091,12 +18780,10 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //
 //	# zero the gradients
 //	fill objective.net.w1.grad with 0
-//	fill _objective.net/a1.1.grad with 0
 //	fill objective.net.b1.grad with 0
 //	fill _objective.net/a1.2.grad with 0
 //	fill objective.net/a1.grad with 0
 //	fill objective.net.w2.grad with 0
-//	fill _objective.net/a2.1.grad with 0
 //	fill objective.net.b2.grad with 0
 //	fill _objective.net/a2.2.grad with 0
 //	fill objective.net/a2.grad with 0
@@ -19155,10 +18842,7 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	  for i1 in 0..2:
 //	    _objective.net/a2.2.grad[i0, i1] += where(0 < _objective.net/a2.2[i0, i1], objective.net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g1 =+ g; g1 is _objective.net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.net/a2.1.grad[i0, i1] += _objective.net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g1 =+ g; g1 is _objective.net/a2.1.grad (the copy elided: _objective.net/a2.1.grad reads _objective.net/a2.2.grad)
 //
 //	# backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g2 =+ g; g2 is objective.net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -19169,23 +18853,20 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.net.w2.grad[i1, i2] += _objective.net/a2.1.grad[i0, i1] * objective.net/a1[i0, i2]
+//	      objective.net.w2.grad[i1, i2] += _objective.net/a2.2.grad[i0, i1] * objective.net/a1[i0, i2]
 //
 //	# backprop of op 3 (_objective.net/a2.1 = compose "*" of objective.net.w2, objective.net/a1): g2 =+ v1 * g; g2 is objective.net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.net/a1.grad[i0, i2] += objective.net.w2[i1, i2] * _objective.net/a2.1.grad[i0, i1]
+//	      objective.net/a1.grad[i0, i2] += objective.net.w2[i1, i2] * _objective.net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
 //	    _objective.net/a1.2.grad[i0, i1] += where(0 < _objective.net/a1.2[i0, i1], objective.net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g1 =+ g; g1 is _objective.net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _objective.net/a1.1.grad[i0, i1] += _objective.net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g1 =+ g; g1 is _objective.net/a1.1.grad (the copy elided: _objective.net/a1.1.grad reads _objective.net/a1.2.grad)
 //
 //	# backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g2 =+ g; g2 is objective.net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -19196,7 +18877,7 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
-//	      objective.net.w1.grad[i1, i2] += _objective.net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      objective.net.w1.grad[i1, i2] += _objective.net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, gObjectiveNetW1 *[8]float64, gObjectiveNetB1 *[4]float64, gObjectiveNetW2 *[12]float64, gObjectiveNetB2 *[3]float64, gObjectiveNetW3 *[3]float64, gObjectiveNetB3 *[1]float64, loss *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
 	var objective_net_a1_2 [6][4]float64
@@ -19210,10 +18891,8 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	var objective_hinge_1_margin_2 [6][1]float64
 	var objective_hinge_1_margin [6][1]float64
 	var objective_1 [1]float64
-	var objective_net_a1_1_grad [6][4]float64
 	var objective_net_a1_2_grad [6][4]float64
 	var objective_net_a1_grad [6][4]float64
-	var objective_net_a2_1_grad [6][3]float64
 	var objective_net_a2_2_grad [6][3]float64
 	var objective_net_a2_grad [6][3]float64
 	var objective_hinge_1_scores_1_grad [6][1]float64
@@ -19454,35 +19133,26 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g1 =+ g; g1 is _objective.net/a2.1.grad
-	for i0 := range 6 {
-		objective_net_a2_2_gradRow2 := &objective_net_a2_2_grad[i0]
-		objective_net_a2_1_gradRow := &objective_net_a2_1_grad[i0]
-		for i1 := range 3 {
-			objective_net_a2_1_gradRow[i1] += objective_net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g2 =+ g; g2 is objective.net.b2.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		objective_net_a2_2_gradRow3 := &objective_net_a2_2_grad[i0]
-		objective_net_a2_2_gradRow4 := &objective_net_a2_2_grad[i0+1]
-		objective_net_a2_2_gradRow5 := &objective_net_a2_2_grad[i0+2]
-		objective_net_a2_2_gradRow6 := &objective_net_a2_2_grad[i0+3]
+		objective_net_a2_2_gradRow2 := &objective_net_a2_2_grad[i0]
+		objective_net_a2_2_gradRow3 := &objective_net_a2_2_grad[i0+1]
+		objective_net_a2_2_gradRow4 := &objective_net_a2_2_grad[i0+2]
+		objective_net_a2_2_gradRow5 := &objective_net_a2_2_grad[i0+3]
 		for i1 := range 3 {
 			acc7 := gObjectiveNetB2[i1]
+			acc7 += objective_net_a2_2_gradRow2[i1]
 			acc7 += objective_net_a2_2_gradRow3[i1]
 			acc7 += objective_net_a2_2_gradRow4[i1]
 			acc7 += objective_net_a2_2_gradRow5[i1]
-			acc7 += objective_net_a2_2_gradRow6[i1]
 			gObjectiveNetB2[i1] = acc7
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		objective_net_a2_2_gradRow7 := &objective_net_a2_2_grad[i0]
+		objective_net_a2_2_gradRow6 := &objective_net_a2_2_grad[i0]
 		for i1 := range 3 {
-			gObjectiveNetB2[i1] += objective_net_a2_2_gradRow7[i1]
+			gObjectiveNetB2[i1] += objective_net_a2_2_gradRow6[i1]
 		}
 	}
 
@@ -19490,10 +19160,10 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	for i0 := range 6 {
 		objective_net_a1Row3 := &objective_net_a1[i0]
 		for i1 := range 3 {
-			objective_net_a2_1_gradV := objective_net_a2_1_grad[i0][i1]
+			objective_net_a2_2_gradV := objective_net_a2_2_grad[i0][i1]
 			gObjectiveNetW2Row := (*[4]float64)(gObjectiveNetW2[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gObjectiveNetW2Row[i2] += objective_net_a2_1_gradV * objective_net_a1Row3[i2]
+				gObjectiveNetW2Row[i2] += objective_net_a2_2_gradV * objective_net_a1Row3[i2]
 			}
 		}
 	}
@@ -19505,14 +19175,14 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	pObjectiveNetW2Row4 := (*[4]float64)(pObjectiveNetW2[8:12])
 	for i0 := range 6 {
 		objective_net_a1_gradRow := &objective_net_a1_grad[i0]
-		objective_net_a2_1_gradV2 := objective_net_a2_1_grad[i0][0]
-		objective_net_a2_1_gradV3 := objective_net_a2_1_grad[i0][1]
-		objective_net_a2_1_gradV4 := objective_net_a2_1_grad[i0][2]
+		objective_net_a2_2_gradV2 := objective_net_a2_2_grad[i0][0]
+		objective_net_a2_2_gradV3 := objective_net_a2_2_grad[i0][1]
+		objective_net_a2_2_gradV4 := objective_net_a2_2_grad[i0][2]
 		for i2 := range 4 {
 			acc8 := objective_net_a1_gradRow[i2]
-			acc8 += pObjectiveNetW2Row2[i2] * objective_net_a2_1_gradV2
-			acc8 += pObjectiveNetW2Row3[i2] * objective_net_a2_1_gradV3
-			acc8 += pObjectiveNetW2Row4[i2] * objective_net_a2_1_gradV4
+			acc8 += pObjectiveNetW2Row2[i2] * objective_net_a2_2_gradV2
+			acc8 += pObjectiveNetW2Row3[i2] * objective_net_a2_2_gradV3
+			acc8 += pObjectiveNetW2Row4[i2] * objective_net_a2_2_gradV4
 			objective_net_a1_gradRow[i2] = acc8
 		}
 	}
@@ -19535,35 +19205,26 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g1 =+ g; g1 is _objective.net/a1.1.grad
-	for i0 := range 6 {
-		objective_net_a1_2_gradRow2 := &objective_net_a1_2_grad[i0]
-		objective_net_a1_1_gradRow := &objective_net_a1_1_grad[i0]
-		for i1 := range 4 {
-			objective_net_a1_1_gradRow[i1] += objective_net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g2 =+ g; g2 is objective.net.b1.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		objective_net_a1_2_gradRow3 := &objective_net_a1_2_grad[i0]
-		objective_net_a1_2_gradRow4 := &objective_net_a1_2_grad[i0+1]
-		objective_net_a1_2_gradRow5 := &objective_net_a1_2_grad[i0+2]
-		objective_net_a1_2_gradRow6 := &objective_net_a1_2_grad[i0+3]
+		objective_net_a1_2_gradRow2 := &objective_net_a1_2_grad[i0]
+		objective_net_a1_2_gradRow3 := &objective_net_a1_2_grad[i0+1]
+		objective_net_a1_2_gradRow4 := &objective_net_a1_2_grad[i0+2]
+		objective_net_a1_2_gradRow5 := &objective_net_a1_2_grad[i0+3]
 		for i1 := range 4 {
 			acc9 := gObjectiveNetB1[i1]
+			acc9 += objective_net_a1_2_gradRow2[i1]
 			acc9 += objective_net_a1_2_gradRow3[i1]
 			acc9 += objective_net_a1_2_gradRow4[i1]
 			acc9 += objective_net_a1_2_gradRow5[i1]
-			acc9 += objective_net_a1_2_gradRow6[i1]
 			gObjectiveNetB1[i1] = acc9
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		objective_net_a1_2_gradRow7 := &objective_net_a1_2_grad[i0]
+		objective_net_a1_2_gradRow6 := &objective_net_a1_2_grad[i0]
 		for i1 := range 4 {
-			gObjectiveNetB1[i1] += objective_net_a1_2_gradRow7[i1]
+			gObjectiveNetB1[i1] += objective_net_a1_2_gradRow6[i1]
 		}
 	}
 
@@ -19571,10 +19232,10 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_net_a1_1_gradV := objective_net_a1_1_grad[i0][i1]
+			objective_net_a1_2_gradV := objective_net_a1_2_grad[i0][i1]
 			gObjectiveNetW1Row := (*[2]float64)(gObjectiveNetW1[2*i1 : 2*i1+2])
 			for i2 := range 2 {
-				gObjectiveNetW1Row[i2] += objective_net_a1_1_gradV * xRow2[i2]
+				gObjectiveNetW1Row[i2] += objective_net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -19769,12 +19430,10 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //
 //	# zero the gradients
 //	fill objective.l1.w.grad with 0
-//	fill _objective.l2/x.1.grad with 0
 //	fill objective.l1.b.grad with 0
 //	fill _objective.l2/x.2.grad with 0
 //	fill objective.l2/x.grad with 0
 //	fill objective.l2.w.grad with 0
-//	fill _objective.1.grad with 0
 //	fill objective.l2.b.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -19787,10 +19446,7 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	  for i1 in 0..2:
 //	    _objective.2.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l2.b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l2.b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l2.b): g2 =+ g; g2 is objective.l2.b.grad
 //	for i0 in 0..4:  # reduction
@@ -19801,23 +19457,20 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.l2.w.grad[i1, i2] += _objective.1.grad[i0, i1] * objective.l2/x[i0, i2]
+//	      objective.l2.w.grad[i1, i2] += _objective.2.grad[i0, i1] * objective.l2/x[i0, i2]
 //
 //	# backprop of op 3 (_objective.1 = compose "*" of objective.l2.w, objective.l2/x): g2 =+ v1 * g; g2 is objective.l2/x.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.l2/x.grad[i0, i2] += objective.l2.w[i1, i2] * _objective.1.grad[i0, i1]
+//	      objective.l2/x.grad[i0, i2] += objective.l2.w[i1, i2] * _objective.2.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.l2/x.2.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
 //	    _objective.l2/x.2.grad[i0, i1] += where(0 < _objective.l2/x.2[i0, i1], objective.l2/x.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g1 =+ g; g1 is _objective.l2/x.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.l2/x.1.grad[i0, i1] += _objective.l2/x.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g1 =+ g; g1 is _objective.l2/x.1.grad (the copy elided: _objective.l2/x.1.grad reads _objective.l2/x.2.grad)
 //
 //	# backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g2 =+ g; g2 is objective.l1.b.grad
 //	for i0 in 0..4:  # reduction
@@ -19828,17 +19481,15 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
-//	      objective.l1.w.grad[i1, i2] += _objective.l2/x.1.grad[i0, i1] * x[i0, i2]
+//	      objective.l1.w.grad[i1, i2] += _objective.l2/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, gObjectiveL1W *[8]float64, gObjectiveL1B *[4]float64, gObjectiveL2W *[12]float64, gObjectiveL2B *[3]float64, loss *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
 	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
-	var objective_l2_x_1_grad [5][4]float64
 	var objective_l2_x_2_grad [5][4]float64
 	var objective_l2_x_grad [5][4]float64
-	var objective_1_grad [5][3]float64
 	var objective_2_grad [5][3]float64
 	var objective_grad [1]float64
 
@@ -19932,29 +19583,20 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l2.b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 5 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 3 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l2.b): g2 =+ g; g2 is objective.l2.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
-	objective_2_gradRow5 := &objective_2_grad[2]
-	objective_2_gradRow6 := &objective_2_grad[3]
-	objective_2_gradRow7 := &objective_2_grad[4]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
+	objective_2_gradRow4 := &objective_2_grad[2]
+	objective_2_gradRow5 := &objective_2_grad[3]
+	objective_2_gradRow6 := &objective_2_grad[4]
 	for i1 := range 3 {
 		acc4 := gObjectiveL2B[i1]
+		acc4 += objective_2_gradRow2[i1]
 		acc4 += objective_2_gradRow3[i1]
 		acc4 += objective_2_gradRow4[i1]
 		acc4 += objective_2_gradRow5[i1]
 		acc4 += objective_2_gradRow6[i1]
-		acc4 += objective_2_gradRow7[i1]
 		gObjectiveL2B[i1] = acc4
 	}
 
@@ -19962,10 +19604,10 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 	for i0 := range 5 {
 		objective_l2_xRow3 := &objective_l2_x[i0]
 		for i1 := range 3 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gObjectiveL2WRow := (*[4]float64)(gObjectiveL2W[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gObjectiveL2WRow[i2] += objective_1_gradV * objective_l2_xRow3[i2]
+				gObjectiveL2WRow[i2] += objective_2_gradV * objective_l2_xRow3[i2]
 			}
 		}
 	}
@@ -19977,14 +19619,14 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 	pObjectiveL2WRow4 := (*[4]float64)(pObjectiveL2W[8:12])
 	for i0 := range 5 {
 		objective_l2_x_gradRow := &objective_l2_x_grad[i0]
-		objective_1_gradV2 := objective_1_grad[i0][0]
-		objective_1_gradV3 := objective_1_grad[i0][1]
-		objective_1_gradV4 := objective_1_grad[i0][2]
+		objective_2_gradV2 := objective_2_grad[i0][0]
+		objective_2_gradV3 := objective_2_grad[i0][1]
+		objective_2_gradV4 := objective_2_grad[i0][2]
 		for i2 := range 4 {
 			acc5 := objective_l2_x_gradRow[i2]
-			acc5 += pObjectiveL2WRow2[i2] * objective_1_gradV2
-			acc5 += pObjectiveL2WRow3[i2] * objective_1_gradV3
-			acc5 += pObjectiveL2WRow4[i2] * objective_1_gradV4
+			acc5 += pObjectiveL2WRow2[i2] * objective_2_gradV2
+			acc5 += pObjectiveL2WRow3[i2] * objective_2_gradV3
+			acc5 += pObjectiveL2WRow4[i2] * objective_2_gradV4
 			objective_l2_x_gradRow[i2] = acc5
 		}
 	}
@@ -20007,29 +19649,20 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g1 =+ g; g1 is _objective.l2/x.1.grad
-	for i0 := range 5 {
-		objective_l2_x_2_gradRow2 := &objective_l2_x_2_grad[i0]
-		objective_l2_x_1_gradRow := &objective_l2_x_1_grad[i0]
-		for i1 := range 4 {
-			objective_l2_x_1_gradRow[i1] += objective_l2_x_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g2 =+ g; g2 is objective.l1.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_l2_x_2_gradRow3 := &objective_l2_x_2_grad[0]
-	objective_l2_x_2_gradRow4 := &objective_l2_x_2_grad[1]
-	objective_l2_x_2_gradRow5 := &objective_l2_x_2_grad[2]
-	objective_l2_x_2_gradRow6 := &objective_l2_x_2_grad[3]
-	objective_l2_x_2_gradRow7 := &objective_l2_x_2_grad[4]
+	objective_l2_x_2_gradRow2 := &objective_l2_x_2_grad[0]
+	objective_l2_x_2_gradRow3 := &objective_l2_x_2_grad[1]
+	objective_l2_x_2_gradRow4 := &objective_l2_x_2_grad[2]
+	objective_l2_x_2_gradRow5 := &objective_l2_x_2_grad[3]
+	objective_l2_x_2_gradRow6 := &objective_l2_x_2_grad[4]
 	for i1 := range 4 {
 		acc6 := gObjectiveL1B[i1]
+		acc6 += objective_l2_x_2_gradRow2[i1]
 		acc6 += objective_l2_x_2_gradRow3[i1]
 		acc6 += objective_l2_x_2_gradRow4[i1]
 		acc6 += objective_l2_x_2_gradRow5[i1]
 		acc6 += objective_l2_x_2_gradRow6[i1]
-		acc6 += objective_l2_x_2_gradRow7[i1]
 		gObjectiveL1B[i1] = acc6
 	}
 
@@ -20037,10 +19670,10 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 	for i0 := range 5 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_l2_x_1_gradV := objective_l2_x_1_grad[i0][i1]
+			objective_l2_x_2_gradV := objective_l2_x_2_grad[i0][i1]
 			gObjectiveL1WRow := (*[2]float64)(gObjectiveL1W[2*i1 : 2*i1+2])
 			for i2 := range 2 {
-				gObjectiveL1WRow[i2] += objective_l2_x_1_gradV * xRow2[i2]
+				gObjectiveL1WRow[i2] += objective_l2_x_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -20222,11 +19855,9 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //
 //	# zero the gradients
 //	fill objective.l.w.grad with 0
-//	fill _objective.l/x.1.grad with 0
 //	fill objective.l.b.grad with 0
 //	fill _objective.l/x.2.grad with 0
 //	fill objective.l/x.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
 //
@@ -20238,10 +19869,7 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //	  for i1 in 0..2:
 //	    _objective.2.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l.b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l.b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l.b): g2 =+ g; g2 is objective.l.b.grad
 //	for i0 in 0..4:  # reduction
@@ -20252,23 +19880,20 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
-//	      objective.l.w.grad[i1, i2] += _objective.1.grad[i0, i1] * objective.l/x[i0, i2]
+//	      objective.l.w.grad[i1, i2] += _objective.2.grad[i0, i1] * objective.l/x[i0, i2]
 //
 //	# backprop of op 3 (_objective.1 = compose "*" of objective.l.w, objective.l/x): g2 =+ v1 * g; g2 is objective.l/x.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..2:
-//	      objective.l/x.grad[i0, i2] += objective.l.w[i1, i2] * _objective.1.grad[i0, i1]
+//	      objective.l/x.grad[i0, i2] += objective.l.w[i1, i2] * _objective.2.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.l/x = pointwise tanh of _objective.l/x.2): g1 =+ g * (1 - (t * t)); g1 is _objective.l/x.2.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
 //	    _objective.l/x.2.grad[i0, i1] += objective.l/x.grad[i0, i1] * (1 - (objective.l/x[i0, i1] * objective.l/x[i0, i1]))
 //
-//	# backprop of op 1 (_objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b): g1 =+ g; g1 is _objective.l/x.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.l/x.1.grad[i0, i1] += _objective.l/x.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b): g1 =+ g; g1 is _objective.l/x.1.grad (the copy elided: _objective.l/x.1.grad reads _objective.l/x.2.grad)
 //
 //	# backprop of op 1 (_objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b): g2 =+ g; g2 is objective.l.b.grad
 //	for i0 in 0..4:  # reduction
@@ -20279,16 +19904,14 @@ func ocannlSharedInstanceObjectiveLoss(r *[5][3]float64, x *[5][3]float64, pObje
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..2:
-//	      objective.l.w.grad[i1, i2] += _objective.l/x.1.grad[i0, i1] * x[i0, i2]
+//	      objective.l.w.grad[i1, i2] += _objective.l/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjectiveLW *[9]float64, pObjectiveLB *[3]float64, gObjectiveLW *[9]float64, gObjectiveLB *[3]float64, loss *[1]float64) {
 	var objective_l_x_1 [5][3]float64
 	var objective_l_x [5][3]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
-	var objective_l_x_1_grad [5][3]float64
 	var objective_l_x_2_grad [5][3]float64
 	var objective_l_x_grad [5][3]float64
-	var objective_1_grad [5][3]float64
 	var objective_2_grad [5][3]float64
 	var objective_grad [1]float64
 
@@ -20367,29 +19990,20 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 		}
 	}
 
-	// backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l.b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 5 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 3 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_objective.2 = pointwise "+" of _objective.1, objective.l.b): g2 =+ g; g2 is objective.l.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
-	objective_2_gradRow5 := &objective_2_grad[2]
-	objective_2_gradRow6 := &objective_2_grad[3]
-	objective_2_gradRow7 := &objective_2_grad[4]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
+	objective_2_gradRow4 := &objective_2_grad[2]
+	objective_2_gradRow5 := &objective_2_grad[3]
+	objective_2_gradRow6 := &objective_2_grad[4]
 	for i1 := range 3 {
 		acc4 := gObjectiveLB[i1]
+		acc4 += objective_2_gradRow2[i1]
 		acc4 += objective_2_gradRow3[i1]
 		acc4 += objective_2_gradRow4[i1]
 		acc4 += objective_2_gradRow5[i1]
 		acc4 += objective_2_gradRow6[i1]
-		acc4 += objective_2_gradRow7[i1]
 		gObjectiveLB[i1] = acc4
 	}
 
@@ -20397,10 +20011,10 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 	for i0 := range 5 {
 		objective_l_xRow3 := &objective_l_x[i0]
 		for i1 := range 3 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gObjectiveLWRow := (*[3]float64)(gObjectiveLW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gObjectiveLWRow[i2] += objective_1_gradV * objective_l_xRow3[i2]
+				gObjectiveLWRow[i2] += objective_2_gradV * objective_l_xRow3[i2]
 			}
 		}
 	}
@@ -20412,14 +20026,14 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 	pObjectiveLWRow5 := (*[3]float64)(pObjectiveLW[6:9])
 	for i0 := range 5 {
 		objective_l_x_gradRow := &objective_l_x_grad[i0]
-		objective_1_gradV2 := objective_1_grad[i0][0]
-		objective_1_gradV3 := objective_1_grad[i0][1]
-		objective_1_gradV4 := objective_1_grad[i0][2]
+		objective_2_gradV2 := objective_2_grad[i0][0]
+		objective_2_gradV3 := objective_2_grad[i0][1]
+		objective_2_gradV4 := objective_2_grad[i0][2]
 		for i2 := range 3 {
 			acc5 := objective_l_x_gradRow[i2]
-			acc5 += pObjectiveLWRow3[i2] * objective_1_gradV2
-			acc5 += pObjectiveLWRow4[i2] * objective_1_gradV3
-			acc5 += pObjectiveLWRow5[i2] * objective_1_gradV4
+			acc5 += pObjectiveLWRow3[i2] * objective_2_gradV2
+			acc5 += pObjectiveLWRow4[i2] * objective_2_gradV3
+			acc5 += pObjectiveLWRow5[i2] * objective_2_gradV4
 			objective_l_x_gradRow[i2] = acc5
 		}
 	}
@@ -20434,29 +20048,20 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 		}
 	}
 
-	// backprop of op 1 (_objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b): g1 =+ g; g1 is _objective.l/x.1.grad
-	for i0 := range 5 {
-		objective_l_x_2_gradRow2 := &objective_l_x_2_grad[i0]
-		objective_l_x_1_gradRow := &objective_l_x_1_grad[i0]
-		for i1 := range 3 {
-			objective_l_x_1_gradRow[i1] += objective_l_x_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.l/x.2 = pointwise "+" of _objective.l/x.1, objective.l.b): g2 =+ g; g2 is objective.l.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_l_x_2_gradRow3 := &objective_l_x_2_grad[0]
-	objective_l_x_2_gradRow4 := &objective_l_x_2_grad[1]
-	objective_l_x_2_gradRow5 := &objective_l_x_2_grad[2]
-	objective_l_x_2_gradRow6 := &objective_l_x_2_grad[3]
-	objective_l_x_2_gradRow7 := &objective_l_x_2_grad[4]
+	objective_l_x_2_gradRow2 := &objective_l_x_2_grad[0]
+	objective_l_x_2_gradRow3 := &objective_l_x_2_grad[1]
+	objective_l_x_2_gradRow4 := &objective_l_x_2_grad[2]
+	objective_l_x_2_gradRow5 := &objective_l_x_2_grad[3]
+	objective_l_x_2_gradRow6 := &objective_l_x_2_grad[4]
 	for i1 := range 3 {
 		acc6 := gObjectiveLB[i1]
+		acc6 += objective_l_x_2_gradRow2[i1]
 		acc6 += objective_l_x_2_gradRow3[i1]
 		acc6 += objective_l_x_2_gradRow4[i1]
 		acc6 += objective_l_x_2_gradRow5[i1]
 		acc6 += objective_l_x_2_gradRow6[i1]
-		acc6 += objective_l_x_2_gradRow7[i1]
 		gObjectiveLB[i1] = acc6
 	}
 
@@ -20464,10 +20069,10 @@ func ocannlSharedInstanceBackward(r *[5][3]float64, x *[5][3]float64, pObjective
 	for i0 := range 5 {
 		xRow2 := &x[i0]
 		for i1 := range 3 {
-			objective_l_x_1_gradV := objective_l_x_1_grad[i0][i1]
+			objective_l_x_2_gradV := objective_l_x_2_grad[i0][i1]
 			gObjectiveLWRow2 := (*[3]float64)(gObjectiveLW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gObjectiveLWRow2[i2] += objective_l_x_1_gradV * xRow2[i2]
+				gObjectiveLWRow2[i2] += objective_l_x_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -21018,7 +20623,6 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	fill objective.att.w_v.grad with 0
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
-//	fill objective.att/scores.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -21098,12 +20702,7 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	      for i3 in 0..3:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad (the copy elided: objective.att/scores.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -21127,14 +20726,14 @@ func ocannlAttentionObjectiveLoss(r *[2][4][3]float64, pX *[24]float64, pObjecti
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += objective.att/scores.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
+//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
 //	# backprop of op 3 (_objective.att/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of objective.att/q, objective.att/k): g1 =+ g * v2; g1 is objective.att/q.grad
 //	for i0 in 0..1:
@@ -21216,7 +20815,6 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	var objective_att_k_grad [2][4][2][3]float64
 	var objective_att_v_grad [2][4][2][2]float64
 	var objective_att_scores_1_grad [2][4][2][4]float64
-	var objective_att_scores_grad [2][4][2][4]float64
 	var objective_att_m_grad [2][4][2][1]float64
 	var objective_att_ex_1_grad [2][4][2][4]float64
 	var objective_att_ex_grad [2][4][2][4]float64
@@ -21623,19 +21221,6 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		}
 	}
 
-	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_scores_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -21647,10 +21232,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 					acc12 := objective_att_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc12 -= objective_att_ex_1_gradRow3[i3]
+						acc12 -= objective_att_ex_1_gradRow2[i3]
 					}
 					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
@@ -21704,7 +21289,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 			for i2 := range 2 {
 				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r4 float64
 					if ordinals_1[i3] == objective_att_m_argmax_6V {
@@ -21714,7 +21299,7 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 					if r4 != 0 {
 						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r5
+					objective_att_ex_1_gradRow3[i3] += r5
 				}
 			}
 		}
@@ -21725,10 +21310,10 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 2 {
-				objective_att_scores_gradRow3 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_1_gradRow := &objective_att_scores_1_grad[i0][i1][i2]
 				for i3 := range 4 {
-					objective_att_scores_1_gradRow[i3] += objective_att_scores_gradRow3[i3] / objective_att_scores_2V2
+					objective_att_scores_1_gradRow[i3] += objective_att_ex_1_gradRow4[i3] / objective_att_scores_2V2
 				}
 			}
 		}
@@ -22459,7 +22044,6 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
 //	fill objective.att/scores.grad with 0
-//	fill objective.att/masked.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -22539,12 +22123,7 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	      for i3 in 0..3:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..1:
-//	      for i3 in 0..3:
-//	        objective.att/masked.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad (the copy elided: objective.att/masked.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -22568,14 +22147,14 @@ func ocannlMaskedAttentionObjectiveLoss(r *[2][4][3]float64, mask *[4][4]float64
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/masked.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@7[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@7[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 6 (objective.att/masked = pointwise where of mask, objective.att/scores, _num.1): g2 =+ where(v1, g, 0); g2 is objective.att/scores.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], objective.att/masked.grad[i0, i1, i2, i3], 0)
+//	        objective.att/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _objective.att/ex.1.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
@@ -22665,7 +22244,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	var objective_att_v_grad [2][4][2][2]float64
 	var objective_att_scores_1_grad [2][4][2][4]float64
 	var objective_att_scores_grad [2][4][2][4]float64
-	var objective_att_masked_grad [2][4][2][4]float64
 	var objective_att_m_grad [2][4][2][1]float64
 	var objective_att_ex_1_grad [2][4][2][4]float64
 	var objective_att_ex_grad [2][4][2][4]float64
@@ -23077,19 +22655,6 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		}
 	}
 
-	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g1 =+ g; g1 is objective.att/masked.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_masked_gradRow := &objective_att_masked_grad[i0][i1][i2]
-				for i3 := range 4 {
-					objective_att_masked_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 8 (_objective.att/ex.1 = pointwise "-" of objective.att/masked, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -23101,10 +22666,10 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 2 {
-					objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+					objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 					acc12 := objective_att_m_grad[i0][i1][i2][0]
 					for i3 := range 4 {
-						acc12 -= objective_att_ex_1_gradRow3[i3]
+						acc12 -= objective_att_ex_1_gradRow2[i3]
 					}
 					objective_att_m_grad[i0][i1][i2][0] = acc12
 				}
@@ -23158,7 +22723,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 			for i2 := range 2 {
 				objective_att_m_argmax_7V := objective_att_m_argmax_7[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_masked_gradRow2 := &objective_att_masked_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 4 {
 					var r5 float64
 					if ordinals_1[i3] == objective_att_m_argmax_7V {
@@ -23168,7 +22733,7 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 					if r5 != 0 {
 						r6 = objective_att_m_gradV
 					}
-					objective_att_masked_gradRow2[i3] += r6
+					objective_att_ex_1_gradRow3[i3] += r6
 				}
 			}
 		}
@@ -23179,12 +22744,12 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 		for i1 := range 4 {
 			maskRow2 := &mask[i1]
 			for i2 := range 2 {
-				objective_att_masked_gradRow3 := &objective_att_masked_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
 				for i3 := range 4 {
 					r7 := float64(0)
 					if maskRow2[i3] != 0 {
-						r7 = objective_att_masked_gradRow3[i3]
+						r7 = objective_att_ex_1_gradRow4[i3]
 					}
 					objective_att_scores_gradRow[i3] += r7
 				}
@@ -24645,7 +24210,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill objective.att.w_v.grad with 0
 //	fill objective.att/v.grad with 0
 //	fill _objective.att/scores.1.grad with 0
-//	fill objective.att/scores.grad with 0
 //	fill objective.att/m.grad with 0
 //	fill _objective.att/ex.1.grad with 0
 //	fill objective.att/ex.grad with 0
@@ -24653,8 +24217,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill objective.att/attn.grad with 0
 //	fill objective.att/ctx.grad with 0
 //	fill objective.att.w_o.grad with 0
-//	fill _objective.ln1/x.1.grad with 0
-//	fill objective.ln1/x.grad with 0
 //	fill _objective.ln1/mean.1.grad with 0
 //	fill objective.ln1/mean.grad with 0
 //	fill objective.ln1/centered.grad with 0
@@ -24665,19 +24227,13 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill _h.1.grad with 0
 //	fill _h.2.grad with 0
 //	fill _h.3.grad with 0
-//	fill _h.4.grad with 0
 //	fill objective.ln1.beta.grad with 0
-//	fill h.grad with 0
 //	fill objective.f1.w.grad with 0
-//	fill _objective.f2/x.1.grad with 0
 //	fill objective.f1.b.grad with 0
 //	fill _objective.f2/x.2.grad with 0
 //	fill objective.f2/x.grad with 0
 //	fill objective.f2.w.grad with 0
-//	fill _objective.ln2/x.1.grad with 0
 //	fill objective.f2.b.grad with 0
-//	fill _objective.ln2/x.2.grad with 0
-//	fill objective.ln2/x.grad with 0
 //	fill _objective.ln2/mean.1.grad with 0
 //	fill objective.ln2/mean.grad with 0
 //	fill objective.ln2/centered.grad with 0
@@ -24688,7 +24244,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
-//	fill _objective.4.grad with 0
 //	fill objective.ln2.beta.grad with 0
 //	fill _objective.5.grad with 0
 //	fill objective.grad with 0
@@ -24702,11 +24257,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      _objective.5.grad[i0, i1, i2] += objective.grad[0] * r[i0, i1, i2]
 //
-//	# backprop of op 41 (_objective.5 = pointwise "+" of _objective.4, objective.ln2.beta): g1 =+ g; g1 is _objective.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.4.grad[i0, i1, i2] += _objective.5.grad[i0, i1, i2]
+//	# backprop of op 41 (_objective.5 = pointwise "+" of _objective.4, objective.ln2.beta): g1 =+ g; g1 is _objective.4.grad (the copy elided: _objective.4.grad reads _objective.5.grad)
 //
 //	# backprop of op 41 (_objective.5 = pointwise "+" of _objective.4, objective.ln2.beta): g2 =+ g; g2 is objective.ln2.beta.grad
 //	for i0 in 0..1:  # reduction
@@ -24718,13 +24269,13 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      _objective.1.grad[i0, i1, i2] += _objective.4.grad[i0, i1, i2] / _objective.3[i0, i1, 0]
+//	      _objective.1.grad[i0, i1, i2] += _objective.5.grad[i0, i1, i2] / _objective.3[i0, i1, 0]
 //
 //	# backprop of op 40 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _objective.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:  # reduction
-//	      _objective.3.grad[i0, i1, 0] += _objective.4.grad[i0, i1, i2] * neg(_objective.1[i0, i1, i2] / (_objective.3[i0, i1, 0] * _objective.3[i0, i1, 0]))
+//	      _objective.3.grad[i0, i1, 0] += _objective.5.grad[i0, i1, i2] * neg(_objective.1[i0, i1, i2] / (_objective.3[i0, i1, 0] * _objective.3[i0, i1, 0]))
 //
 //	# backprop of op 39 (_objective.3 = pointwise sqrt of _objective.2): g1 =+ g / (2 * t); g1 is _objective.2.grad
 //	for i0 in 0..1:
@@ -24771,11 +24322,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      objective.ln2/centered.grad[i0, i1, i2] += objective.ln2/centered[i0, i1, i2] * _objective.ln2/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      objective.ln2/x.grad[i0, i1, i2] += objective.ln2/centered.grad[i0, i1, i2]
+//	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad (the copy elided: objective.ln2/x.grad reads objective.ln2/centered.grad)
 //
 //	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g2 =- g; g2 is objective.ln2/mean.grad
 //	for i0 in 0..1:
@@ -24792,45 +24339,33 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/x.grad[i0, i1, i2] += _objective.ln2/mean.1.grad[i0, i1, 0]
+//	      objective.ln2/centered.grad[i0, i1, i2] += _objective.ln2/mean.1.grad[i0, i1, 0]
 //
-//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      h.grad[i0, i1, i2] += objective.ln2/x.grad[i0, i1, i2]
+//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad (the copy elided: h.grad reads objective.ln2/x.grad)
 //
-//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g2 =+ g; g2 is _objective.ln2/x.2.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln2/x.2.grad[i0, i1, i2] += objective.ln2/x.grad[i0, i1, i2]
+//	# backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g2 =+ g; g2 is _objective.ln2/x.2.grad (the copy elided: _objective.ln2/x.2.grad reads objective.ln2/x.grad)
 //
-//	# backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g1 =+ g; g1 is _objective.ln2/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln2/x.1.grad[i0, i1, i2] += _objective.ln2/x.2.grad[i0, i1, i2]
+//	# backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g1 =+ g; g1 is _objective.ln2/x.1.grad (the copy elided: _objective.ln2/x.1.grad reads _objective.ln2/x.2.grad)
 //
 //	# backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g2 =+ g; g2 is objective.f2.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.f2.b.grad[i2] += _objective.ln2/x.2.grad[i0, i1, i2]
+//	      objective.f2.b.grad[i2] += objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g1 =+ g * v2; g1 is objective.f2.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        objective.f2.w.grad[i2, i3] += _objective.ln2/x.1.grad[i0, i1, i2] * objective.f2/x[i0, i1, i3]
+//	        objective.f2.w.grad[i2, i3] += objective.ln2/centered.grad[i0, i1, i2] * objective.f2/x[i0, i1, i3]
 //
 //	# backprop of op 28 (_objective.ln2/x.1 = compose "*" of objective.f2.w, objective.f2/x): g2 =+ v1 * g; g2 is objective.f2/x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..5:
-//	        objective.f2/x.grad[i0, i1, i3] += objective.f2.w[i2, i3] * _objective.ln2/x.1.grad[i0, i1, i2]
+//	        objective.f2/x.grad[i0, i1, i3] += objective.f2.w[i2, i3] * objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 27 (objective.f2/x = pointwise tanh of _objective.f2/x.2): g1 =+ g * (1 - (t * t)); g1 is _objective.f2/x.2.grad
 //	for i0 in 0..1:
@@ -24838,11 +24373,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..5:
 //	      _objective.f2/x.2.grad[i0, i1, i2] += objective.f2/x.grad[i0, i1, i2] * (1 - (objective.f2/x[i0, i1, i2] * objective.f2/x[i0, i1, i2]))
 //
-//	# backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g1 =+ g; g1 is _objective.f2/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..5:
-//	      _objective.f2/x.1.grad[i0, i1, i2] += _objective.f2/x.2.grad[i0, i1, i2]
+//	# backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g1 =+ g; g1 is _objective.f2/x.1.grad (the copy elided: _objective.f2/x.1.grad reads _objective.f2/x.2.grad)
 //
 //	# backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g2 =+ g; g2 is objective.f1.b.grad
 //	for i0 in 0..1:  # reduction
@@ -24855,38 +24386,34 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..5:
 //	      for i3 in 0..3:
-//	        objective.f1.w.grad[i2, i3] += _objective.f2/x.1.grad[i0, i1, i2] * h[i0, i1, i3]
+//	        objective.f1.w.grad[i2, i3] += _objective.f2/x.2.grad[i0, i1, i2] * h[i0, i1, i3]
 //
 //	# backprop of op 25 (_objective.f2/x.1 = compose "*" of objective.f1.w, h): g2 =+ v1 * g; g2 is h.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..3:
-//	        h.grad[i0, i1, i3] += objective.f1.w[i2, i3] * _objective.f2/x.1.grad[i0, i1, i2]
+//	        objective.ln2/centered.grad[i0, i1, i3] += objective.f1.w[i2, i3] * _objective.f2/x.2.grad[i0, i1, i2]
 //
-//	# backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g1 =+ g; g1 is _h.4.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _h.4.grad[i0, i1, i2] += h.grad[i0, i1, i2]
+//	# backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g1 =+ g; g1 is _h.4.grad (the copy elided: _h.4.grad reads h.grad)
 //
 //	# backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g2 =+ g; g2 is objective.ln1.beta.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..3:
-//	      objective.ln1.beta.grad[i2] += h.grad[i0, i1, i2]
+//	      objective.ln1.beta.grad[i2] += objective.ln2/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g1 =+ g / v2; g1 is _h.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      _h.1.grad[i0, i1, i2] += _h.4.grad[i0, i1, i2] / _h.3[i0, i1, 0]
+//	      _h.1.grad[i0, i1, i2] += objective.ln2/centered.grad[i0, i1, i2] / _h.3[i0, i1, 0]
 //
 //	# backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _h.3.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:  # reduction
-//	      _h.3.grad[i0, i1, 0] += _h.4.grad[i0, i1, i2] * neg(_h.1[i0, i1, i2] / (_h.3[i0, i1, 0] * _h.3[i0, i1, 0]))
+//	      _h.3.grad[i0, i1, 0] += objective.ln2/centered.grad[i0, i1, i2] * neg(_h.1[i0, i1, i2] / (_h.3[i0, i1, 0] * _h.3[i0, i1, 0]))
 //
 //	# backprop of op 22 (_h.3 = pointwise sqrt of _h.2): g1 =+ g / (2 * t); g1 is _h.2.grad
 //	for i0 in 0..1:
@@ -24933,11 +24460,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      objective.ln1/centered.grad[i0, i1, i2] += objective.ln1/centered[i0, i1, i2] * _objective.ln1/var.1.grad[i0, i1, i2]
 //
-//	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      objective.ln1/x.grad[i0, i1, i2] += objective.ln1/centered.grad[i0, i1, i2]
+//	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad (the copy elided: objective.ln1/x.grad reads objective.ln1/centered.grad)
 //
 //	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g2 =- g; g2 is objective.ln1/mean.grad
 //	for i0 in 0..1:
@@ -24954,19 +24477,15 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln1/x.grad[i0, i1, i2] += _objective.ln1/mean.1.grad[i0, i1, 0]
+//	      objective.ln1/centered.grad[i0, i1, i2] += _objective.ln1/mean.1.grad[i0, i1, 0]
 //
 //	# backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g1 =+ g; g1 is x.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      x.grad[i0, i1, i2] += objective.ln1/x.grad[i0, i1, i2]
+//	      x.grad[i0, i1, i2] += objective.ln1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g2 =+ g; g2 is _objective.ln1/x.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln1/x.1.grad[i0, i1, i2] += objective.ln1/x.grad[i0, i1, i2]
+//	# backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g2 =+ g; g2 is _objective.ln1/x.1.grad (the copy elided: _objective.ln1/x.1.grad reads objective.ln1/x.grad)
 //
 //	# backprop of op 12 (_objective.ln1/x.1 = compose "*" of objective.att.w_o, objective.att/ctx): g1 =+ g * v2; g1 is objective.att.w_o.grad
 //	for i0 in 0..1:  # reduction
@@ -24974,7 +24493,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
-//	          objective.att.w_o.grad[i2, i3, i4] += _objective.ln1/x.1.grad[i0, i1, i2] * objective.att/ctx[i0, i1, i3, i4]
+//	          objective.att.w_o.grad[i2, i3, i4] += objective.ln1/centered.grad[i0, i1, i2] * objective.att/ctx[i0, i1, i3, i4]
 //
 //	# backprop of op 12 (_objective.ln1/x.1 = compose "*" of objective.att.w_o, objective.att/ctx): g2 =+ v1 * g; g2 is objective.att/ctx.grad
 //	for i0 in 0..1:
@@ -24982,7 +24501,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..1:
 //	        for i4 in 0..1:
-//	          objective.att/ctx.grad[i0, i1, i3, i4] += objective.att.w_o[i2, i3, i4] * _objective.ln1/x.1.grad[i0, i1, i2]
+//	          objective.att/ctx.grad[i0, i1, i3, i4] += objective.att.w_o[i2, i3, i4] * objective.ln1/centered.grad[i0, i1, i2]
 //
 //	# backprop of op 11 (objective.att/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of objective.att/attn, objective.att/v): g1 =+ g * v2; g1 is objective.att/attn.grad
 //	for i0 in 0..1:
@@ -25028,12 +24547,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	      for i3 in 0..2:
 //	        _objective.att/ex.1.grad[i0, i1, i2, i3] += objective.att/ex.grad[i0, i1, i2, i3] * objective.att/ex[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3]
+//	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad (the copy elided: objective.att/scores.grad reads _objective.att/ex.1.grad)
 //
 //	# backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 //	for i0 in 0..1:
@@ -25057,14 +24571,14 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        objective.att/scores.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
+//	        _objective.att/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.1[i3] == objective.att/m.argmax@6[i0, i1, i2, 0], objective.att/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 5 (objective.att/scores = pointwise "/." of _objective.att/scores.1, _objective.att/scores.2): g1 =+ g / v2; g1 is _objective.att/scores.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += objective.att/scores.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
+//	        _objective.att/scores.1.grad[i0, i1, i2, i3] += _objective.att/ex.1.grad[i0, i1, i2, i3] / _objective.att/scores.2[0]
 //
 //	# backprop of op 3 (_objective.att/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of objective.att/q, objective.att/k): g1 =+ g * v2; g1 is objective.att/q.grad
 //	for i0 in 0..1:
@@ -25171,15 +24685,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_att_k_grad [2][3][2][2]float64
 	var objective_att_v_grad [2][3][2][2]float64
 	var objective_att_scores_1_grad [2][3][2][3]float64
-	var objective_att_scores_grad [2][3][2][3]float64
 	var objective_att_m_grad [2][3][2][1]float64
 	var objective_att_ex_1_grad [2][3][2][3]float64
 	var objective_att_ex_grad [2][3][2][3]float64
 	var objective_att_attn_1_grad [2][3][2][1]float64
 	var objective_att_attn_grad [2][3][2][3]float64
 	var objective_att_ctx_grad [2][3][2][2]float64
-	var objective_ln1_x_1_grad [2][3][4]float64
-	var objective_ln1_x_grad [2][3][4]float64
 	var objective_ln1_mean_1_grad [2][3][1]float64
 	var objective_ln1_mean_grad [2][3][1]float64
 	var objective_ln1_centered_grad [2][3][4]float64
@@ -25189,14 +24700,8 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var h_1_grad [2][3][4]float64
 	var h_2_grad [2][3][1]float64
 	var h_3_grad [2][3][1]float64
-	var h_4_grad [2][3][4]float64
-	var h_grad [2][3][4]float64
-	var objective_f2_x_1_grad [2][3][6]float64
 	var objective_f2_x_2_grad [2][3][6]float64
 	var objective_f2_x_grad [2][3][6]float64
-	var objective_ln2_x_1_grad [2][3][4]float64
-	var objective_ln2_x_2_grad [2][3][4]float64
-	var objective_ln2_x_grad [2][3][4]float64
 	var objective_ln2_mean_1_grad [2][3][1]float64
 	var objective_ln2_mean_grad [2][3][1]float64
 	var objective_ln2_centered_grad [2][3][4]float64
@@ -25206,7 +24711,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_1_grad [2][3][4]float64
 	var objective_2_grad [2][3][1]float64
 	var objective_3_grad [2][3][1]float64
-	var objective_4_grad [2][3][4]float64
 	var objective_5_grad [2][3][4]float64
 	var objective_grad [1]float64
 	var ordinals_1 [3]float64
@@ -25741,28 +25245,17 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 41 (_objective.5 = pointwise "+" of _objective.4, objective.ln2.beta): g1 =+ g; g1 is _objective.4.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_5_gradRow2 := &objective_5_grad[i0][i1]
-			objective_4_gradRow := &objective_4_grad[i0][i1]
-			for i2 := range 4 {
-				objective_4_gradRow[i2] += objective_5_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 41 (_objective.5 = pointwise "+" of _objective.4, objective.ln2.beta): g2 =+ g; g2 is objective.ln2.beta.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 2 {
-		objective_5_gradRow3 := &objective_5_grad[i0][0]
-		objective_5_gradRow4 := &objective_5_grad[i0][1]
-		objective_5_gradRow5 := &objective_5_grad[i0][2]
+		objective_5_gradRow2 := &objective_5_grad[i0][0]
+		objective_5_gradRow3 := &objective_5_grad[i0][1]
+		objective_5_gradRow4 := &objective_5_grad[i0][2]
 		for i2 := range 4 {
 			acc16 := gObjectiveLn2Beta[i2]
+			acc16 += objective_5_gradRow2[i2]
 			acc16 += objective_5_gradRow3[i2]
 			acc16 += objective_5_gradRow4[i2]
-			acc16 += objective_5_gradRow5[i2]
 			gObjectiveLn2Beta[i2] = acc16
 		}
 	}
@@ -25770,11 +25263,11 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 40 (_objective.4 = pointwise "/." of _objective.1, _objective.3): g1 =+ g / v2; g1 is _objective.1.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_4_gradRow2 := &objective_4_grad[i0][i1]
+			objective_5_gradRow5 := &objective_5_grad[i0][i1]
 			objective_3V2 := objective_3[i0][i1][0]
 			objective_1_gradRow := &objective_1_grad[i0][i1]
 			for i2 := range 4 {
-				objective_1_gradRow[i2] += objective_4_gradRow2[i2] / objective_3V2
+				objective_1_gradRow[i2] += objective_5_gradRow5[i2] / objective_3V2
 			}
 		}
 	}
@@ -25783,12 +25276,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_4_gradRow3 := &objective_4_grad[i0][i1]
+			objective_5_gradRow6 := &objective_5_grad[i0][i1]
 			objective_1Row3 := &objective_1[i0][i1]
 			v := objective_3[i0][i1][0] * objective_3[i0][i1][0]
 			acc17 := objective_3_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc17 += objective_4_gradRow3[i2] * (-(objective_1Row3[i2] / v))
+				acc17 += objective_5_gradRow6[i2] * (-(objective_1Row3[i2] / v))
 			}
 			objective_3_grad[i0][i1][0] = acc17
 		}
@@ -25886,25 +25379,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_centered_gradRow4 := &objective_ln2_centered_grad[i0][i1]
-			objective_ln2_x_gradRow := &objective_ln2_x_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_gradRow[i2] += objective_ln2_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g2 =- g; g2 is objective.ln2/mean.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln2_centered_gradRow5 := &objective_ln2_centered_grad[i0][i1]
+			objective_ln2_centered_gradRow4 := &objective_ln2_centered_grad[i0][i1]
 			acc19 := objective_ln2_mean_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc19 -= objective_ln2_centered_gradRow5[i2]
+				acc19 -= objective_ln2_centered_gradRow4[i2]
 			}
 			objective_ln2_mean_grad[i0][i1][0] = acc19
 		}
@@ -25923,42 +25405,9 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln2_mean_1_gradV := objective_ln2_mean_1_grad[i0][i1][0]
-			objective_ln2_x_gradRow2 := &objective_ln2_x_grad[i0][i1]
+			objective_ln2_centered_gradRow5 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_x_gradRow2[i2] += objective_ln2_mean_1_gradV
-			}
-		}
-	}
-
-	// backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g1 =+ g; g1 is h.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_gradRow3 := &objective_ln2_x_grad[i0][i1]
-			h_gradRow := &h_grad[i0][i1]
-			for i2 := range 4 {
-				h_gradRow[i2] += objective_ln2_x_gradRow3[i2]
-			}
-		}
-	}
-
-	// backprop of op 30 (objective.ln2/x = pointwise "+" of h, _objective.ln2/x.2): g2 =+ g; g2 is _objective.ln2/x.2.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_gradRow4 := &objective_ln2_x_grad[i0][i1]
-			objective_ln2_x_2_gradRow := &objective_ln2_x_2_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_2_gradRow[i2] += objective_ln2_x_gradRow4[i2]
-			}
-		}
-	}
-
-	// backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g1 =+ g; g1 is _objective.ln2/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_x_2_gradRow2 := &objective_ln2_x_2_grad[i0][i1]
-			objective_ln2_x_1_gradRow := &objective_ln2_x_1_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_x_1_gradRow[i2] += objective_ln2_x_2_gradRow2[i2]
+				objective_ln2_centered_gradRow5[i2] += objective_ln2_mean_1_gradV
 			}
 		}
 	}
@@ -25966,14 +25415,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 29 (_objective.ln2/x.2 = pointwise "+" of _objective.ln2/x.1, objective.f2.b): g2 =+ g; g2 is objective.f2.b.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 2 {
-		objective_ln2_x_2_gradRow3 := &objective_ln2_x_2_grad[i0][0]
-		objective_ln2_x_2_gradRow4 := &objective_ln2_x_2_grad[i0][1]
-		objective_ln2_x_2_gradRow5 := &objective_ln2_x_2_grad[i0][2]
+		objective_ln2_centered_gradRow6 := &objective_ln2_centered_grad[i0][0]
+		objective_ln2_centered_gradRow7 := &objective_ln2_centered_grad[i0][1]
+		objective_ln2_centered_gradRow8 := &objective_ln2_centered_grad[i0][2]
 		for i2 := range 4 {
 			acc20 := gObjectiveF2B[i2]
-			acc20 += objective_ln2_x_2_gradRow3[i2]
-			acc20 += objective_ln2_x_2_gradRow4[i2]
-			acc20 += objective_ln2_x_2_gradRow5[i2]
+			acc20 += objective_ln2_centered_gradRow6[i2]
+			acc20 += objective_ln2_centered_gradRow7[i2]
+			acc20 += objective_ln2_centered_gradRow8[i2]
 			gObjectiveF2B[i2] = acc20
 		}
 	}
@@ -25982,21 +25431,21 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce8AVX512(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
+			ocannlReduce8AVX512(&gObjectiveF2W[6*i2], &objective_ln2_centered_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
+			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_centered_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 3 {
 				objective_f2_xRow3 := &objective_f2_x[i0][i1]
 				for i2 := range 4 {
-					objective_ln2_x_1_gradV := objective_ln2_x_1_grad[i0][i1][i2]
+					objective_ln2_centered_gradV := objective_ln2_centered_grad[i0][i1][i2]
 					gObjectiveF2WRow := (*[6]float64)(gObjectiveF2W[6*i2 : 6*i2+6])
 					for i3 := range 6 {
-						gObjectiveF2WRow[i3] += objective_ln2_x_1_gradV * objective_f2_xRow3[i3]
+						gObjectiveF2WRow[i3] += objective_ln2_centered_gradV * objective_f2_xRow3[i3]
 					}
 				}
 			}
@@ -26012,16 +25461,16 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_f2_x_gradRow := &objective_f2_x_grad[i0][i1]
-			objective_ln2_x_1_gradV2 := objective_ln2_x_1_grad[i0][i1][0]
-			objective_ln2_x_1_gradV3 := objective_ln2_x_1_grad[i0][i1][1]
-			objective_ln2_x_1_gradV4 := objective_ln2_x_1_grad[i0][i1][2]
-			objective_ln2_x_1_gradV5 := objective_ln2_x_1_grad[i0][i1][3]
+			objective_ln2_centered_gradV2 := objective_ln2_centered_grad[i0][i1][0]
+			objective_ln2_centered_gradV3 := objective_ln2_centered_grad[i0][i1][1]
+			objective_ln2_centered_gradV4 := objective_ln2_centered_grad[i0][i1][2]
+			objective_ln2_centered_gradV5 := objective_ln2_centered_grad[i0][i1][3]
 			for i3 := range 6 {
 				acc21 := objective_f2_x_gradRow[i3]
-				acc21 += pObjectiveF2WRow2[i3] * objective_ln2_x_1_gradV2
-				acc21 += pObjectiveF2WRow3[i3] * objective_ln2_x_1_gradV3
-				acc21 += pObjectiveF2WRow4[i3] * objective_ln2_x_1_gradV4
-				acc21 += pObjectiveF2WRow5[i3] * objective_ln2_x_1_gradV5
+				acc21 += pObjectiveF2WRow2[i3] * objective_ln2_centered_gradV2
+				acc21 += pObjectiveF2WRow3[i3] * objective_ln2_centered_gradV3
+				acc21 += pObjectiveF2WRow4[i3] * objective_ln2_centered_gradV4
+				acc21 += pObjectiveF2WRow5[i3] * objective_ln2_centered_gradV5
 				objective_f2_x_gradRow[i3] = acc21
 			}
 		}
@@ -26039,17 +25488,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g1 =+ g; g1 is _objective.f2/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_f2_x_2_gradRow2 := &objective_f2_x_2_grad[i0][i1]
-			objective_f2_x_1_gradRow := &objective_f2_x_1_grad[i0][i1]
-			for i2 := range 6 {
-				objective_f2_x_1_gradRow[i2] += objective_f2_x_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g2 =+ g; g2 is objective.f1.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -26059,14 +25497,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			objective_f2_x_2_gradRow3 := &objective_f2_x_2_grad[i0][0]
-			objective_f2_x_2_gradRow4 := &objective_f2_x_2_grad[i0][1]
-			objective_f2_x_2_gradRow5 := &objective_f2_x_2_grad[i0][2]
+			objective_f2_x_2_gradRow2 := &objective_f2_x_2_grad[i0][0]
+			objective_f2_x_2_gradRow3 := &objective_f2_x_2_grad[i0][1]
+			objective_f2_x_2_gradRow4 := &objective_f2_x_2_grad[i0][2]
 			for i2 := range 6 {
 				acc22 := gObjectiveF1B[i2]
+				acc22 += objective_f2_x_2_gradRow2[i2]
 				acc22 += objective_f2_x_2_gradRow3[i2]
 				acc22 += objective_f2_x_2_gradRow4[i2]
-				acc22 += objective_f2_x_2_gradRow5[i2]
 				gObjectiveF1B[i2] = acc22
 			}
 		}
@@ -26077,10 +25515,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		for i1 := range 3 {
 			hRow4 := &h[i0][i1]
 			for i2 := range 6 {
-				objective_f2_x_1_gradV := objective_f2_x_1_grad[i0][i1][i2]
+				objective_f2_x_2_gradV := objective_f2_x_2_grad[i0][i1][i2]
 				gObjectiveF1WRow := (*[4]float64)(gObjectiveF1W[4*i2 : 4*i2+4])
 				for i3 := range 4 {
-					gObjectiveF1WRow[i3] += objective_f2_x_1_gradV * hRow4[i3]
+					gObjectiveF1WRow[i3] += objective_f2_x_2_gradV * hRow4[i3]
 				}
 			}
 		}
@@ -26090,42 +25528,31 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// i2 unrolled by 4 and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_gradRow2 := &h_grad[i0][i1]
+			objective_ln2_centered_gradRow9 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := 0; i2 < 4; i2 += 4 {
 				pObjectiveF1WRow2 := (*[4]float64)(pObjectiveF1W[4*i2 : 4*i2+4])
-				objective_f2_x_1_gradV2 := objective_f2_x_1_grad[i0][i1][i2]
+				objective_f2_x_2_gradV2 := objective_f2_x_2_grad[i0][i1][i2]
 				pObjectiveF1WRow3 := (*[4]float64)(pObjectiveF1W[4*i2+4 : 4*i2+8])
-				objective_f2_x_1_gradV3 := objective_f2_x_1_grad[i0][i1][i2+1]
+				objective_f2_x_2_gradV3 := objective_f2_x_2_grad[i0][i1][i2+1]
 				pObjectiveF1WRow4 := (*[4]float64)(pObjectiveF1W[4*i2+8 : 4*i2+12])
-				objective_f2_x_1_gradV4 := objective_f2_x_1_grad[i0][i1][i2+2]
+				objective_f2_x_2_gradV4 := objective_f2_x_2_grad[i0][i1][i2+2]
 				pObjectiveF1WRow5 := (*[4]float64)(pObjectiveF1W[4*i2+12 : 4*i2+16])
-				objective_f2_x_1_gradV5 := objective_f2_x_1_grad[i0][i1][i2+3]
+				objective_f2_x_2_gradV5 := objective_f2_x_2_grad[i0][i1][i2+3]
 				for i3 := range 4 {
-					acc23 := h_gradRow2[i3]
-					acc23 += pObjectiveF1WRow2[i3] * objective_f2_x_1_gradV2
-					acc23 += pObjectiveF1WRow3[i3] * objective_f2_x_1_gradV3
-					acc23 += pObjectiveF1WRow4[i3] * objective_f2_x_1_gradV4
-					acc23 += pObjectiveF1WRow5[i3] * objective_f2_x_1_gradV5
-					h_gradRow2[i3] = acc23
+					acc23 := objective_ln2_centered_gradRow9[i3]
+					acc23 += pObjectiveF1WRow2[i3] * objective_f2_x_2_gradV2
+					acc23 += pObjectiveF1WRow3[i3] * objective_f2_x_2_gradV3
+					acc23 += pObjectiveF1WRow4[i3] * objective_f2_x_2_gradV4
+					acc23 += pObjectiveF1WRow5[i3] * objective_f2_x_2_gradV5
+					objective_ln2_centered_gradRow9[i3] = acc23
 				}
 			}
 			for i2 := 4; i2 < 6; i2++ {
 				pObjectiveF1WRow6 := (*[4]float64)(pObjectiveF1W[4*i2 : 4*i2+4])
-				objective_f2_x_1_gradV6 := objective_f2_x_1_grad[i0][i1][i2]
+				objective_f2_x_2_gradV6 := objective_f2_x_2_grad[i0][i1][i2]
 				for i3 := range 4 {
-					h_gradRow2[i3] += pObjectiveF1WRow6[i3] * objective_f2_x_1_gradV6
+					objective_ln2_centered_gradRow9[i3] += pObjectiveF1WRow6[i3] * objective_f2_x_2_gradV6
 				}
-			}
-		}
-	}
-
-	// backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g1 =+ g; g1 is _h.4.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			h_gradRow3 := &h_grad[i0][i1]
-			h_4_gradRow := &h_4_grad[i0][i1]
-			for i2 := range 4 {
-				h_4_gradRow[i2] += h_gradRow3[i2]
 			}
 		}
 	}
@@ -26133,14 +25560,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 24 (h = pointwise "+" of _h.4, objective.ln1.beta): g2 =+ g; g2 is objective.ln1.beta.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 2 {
-		h_gradRow4 := &h_grad[i0][0]
-		h_gradRow5 := &h_grad[i0][1]
-		h_gradRow6 := &h_grad[i0][2]
+		objective_ln2_centered_gradRow10 := &objective_ln2_centered_grad[i0][0]
+		objective_ln2_centered_gradRow11 := &objective_ln2_centered_grad[i0][1]
+		objective_ln2_centered_gradRow12 := &objective_ln2_centered_grad[i0][2]
 		for i2 := range 4 {
 			acc24 := gObjectiveLn1Beta[i2]
-			acc24 += h_gradRow4[i2]
-			acc24 += h_gradRow5[i2]
-			acc24 += h_gradRow6[i2]
+			acc24 += objective_ln2_centered_gradRow10[i2]
+			acc24 += objective_ln2_centered_gradRow11[i2]
+			acc24 += objective_ln2_centered_gradRow12[i2]
 			gObjectiveLn1Beta[i2] = acc24
 		}
 	}
@@ -26148,11 +25575,11 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 23 (_h.4 = pointwise "/." of _h.1, _h.3): g1 =+ g / v2; g1 is _h.1.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_4_gradRow2 := &h_4_grad[i0][i1]
+			objective_ln2_centered_gradRow13 := &objective_ln2_centered_grad[i0][i1]
 			h_3V2 := h_3[i0][i1][0]
 			h_1_gradRow := &h_1_grad[i0][i1]
 			for i2 := range 4 {
-				h_1_gradRow[i2] += h_4_gradRow2[i2] / h_3V2
+				h_1_gradRow[i2] += objective_ln2_centered_gradRow13[i2] / h_3V2
 			}
 		}
 	}
@@ -26161,12 +25588,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			h_4_gradRow3 := &h_4_grad[i0][i1]
+			objective_ln2_centered_gradRow14 := &objective_ln2_centered_grad[i0][i1]
 			h_1Row3 := &h_1[i0][i1]
 			v2 := h_3[i0][i1][0] * h_3[i0][i1][0]
 			acc25 := h_3_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc25 += h_4_gradRow3[i2] * (-(h_1Row3[i2] / v2))
+				acc25 += objective_ln2_centered_gradRow14[i2] * (-(h_1Row3[i2] / v2))
 			}
 			h_3_grad[i0][i1][0] = acc25
 		}
@@ -26264,25 +25691,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln1_centered_gradRow4 := &objective_ln1_centered_grad[i0][i1]
-			objective_ln1_x_gradRow := &objective_ln1_x_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln1_x_gradRow[i2] += objective_ln1_centered_gradRow4[i2]
-			}
-		}
-	}
-
 	// backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g2 =- g; g2 is objective.ln1/mean.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln1_centered_gradRow5 := &objective_ln1_centered_grad[i0][i1]
+			objective_ln1_centered_gradRow4 := &objective_ln1_centered_grad[i0][i1]
 			acc27 := objective_ln1_mean_grad[i0][i1][0]
 			for i2 := range 4 {
-				acc27 -= objective_ln1_centered_gradRow5[i2]
+				acc27 -= objective_ln1_centered_gradRow4[i2]
 			}
 			objective_ln1_mean_grad[i0][i1][0] = acc27
 		}
@@ -26301,9 +25717,9 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln1_mean_1_gradV := objective_ln1_mean_1_grad[i0][i1][0]
-			objective_ln1_x_gradRow2 := &objective_ln1_x_grad[i0][i1]
+			objective_ln1_centered_gradRow5 := &objective_ln1_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln1_x_gradRow2[i2] += objective_ln1_mean_1_gradV
+				objective_ln1_centered_gradRow5[i2] += objective_ln1_mean_1_gradV
 			}
 		}
 	}
@@ -26311,21 +25727,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g1 =+ g; g1 is x.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln1_x_gradRow3 := &objective_ln1_x_grad[i0][i1]
+			objective_ln1_centered_gradRow6 := &objective_ln1_centered_grad[i0][i1]
 			gXRow := (*[4]float64)(gX[12*i0+4*i1 : 12*i0+4*i1+4])
 			for i2 := range 4 {
-				gXRow[i2] += objective_ln1_x_gradRow3[i2]
-			}
-		}
-	}
-
-	// backprop of op 13 (objective.ln1/x = pointwise "+" of x, _objective.ln1/x.1): g2 =+ g; g2 is _objective.ln1/x.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln1_x_gradRow4 := &objective_ln1_x_grad[i0][i1]
-			objective_ln1_x_1_gradRow := &objective_ln1_x_1_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln1_x_1_gradRow[i2] += objective_ln1_x_gradRow4[i2]
+				gXRow[i2] += objective_ln1_centered_gradRow6[i2]
 			}
 		}
 	}
@@ -26334,12 +25739,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 4 {
-				objective_ln1_x_1_gradV := objective_ln1_x_1_grad[i0][i1][i2]
+				objective_ln1_centered_gradV := objective_ln1_centered_grad[i0][i1][i2]
 				for i3 := range 2 {
 					objective_att_ctxRow2 := &objective_att_ctx[i0][i1][i3]
 					gObjectiveAttWORow := (*[2]float64)(gObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
 					for i4 := range 2 {
-						gObjectiveAttWORow[i4] += objective_ln1_x_1_gradV * objective_att_ctxRow2[i4]
+						gObjectiveAttWORow[i4] += objective_ln1_centered_gradV * objective_att_ctxRow2[i4]
 					}
 				}
 			}
@@ -26350,12 +25755,12 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 4 {
-				objective_ln1_x_1_gradV2 := objective_ln1_x_1_grad[i0][i1][i2]
+				objective_ln1_centered_gradV2 := objective_ln1_centered_grad[i0][i1][i2]
 				for i3 := range 2 {
 					pObjectiveAttWORow2 := (*[2]float64)(pObjectiveAttWO[4*i2+2*i3 : 4*i2+2*i3+2])
 					objective_att_ctx_gradRow := &objective_att_ctx_grad[i0][i1][i3]
 					for i4 := range 2 {
-						objective_att_ctx_gradRow[i4] += pObjectiveAttWORow2[i4] * objective_ln1_x_1_gradV2
+						objective_att_ctx_gradRow[i4] += pObjectiveAttWORow2[i4] * objective_ln1_centered_gradV2
 					}
 				}
 			}
@@ -26455,28 +25860,15 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g1 =+ g; g1 is objective.att/scores.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 2 {
-				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
-				objective_att_scores_gradRow := &objective_att_scores_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_att_scores_gradRow[i3] += objective_att_ex_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_objective.att/ex.1 = pointwise "-" of objective.att/scores, objective.att/m): g2 =- g; g2 is objective.att/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
-				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow2 := &objective_att_ex_1_grad[i0][i1][i2]
 				acc30 := objective_att_m_grad[i0][i1][i2][0]
 				for i3 := range 3 {
-					acc30 -= objective_att_ex_1_gradRow3[i3]
+					acc30 -= objective_att_ex_1_gradRow2[i3]
 				}
 				objective_att_m_grad[i0][i1][i2][0] = acc30
 			}
@@ -26522,7 +25914,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 			for i2 := range 2 {
 				objective_att_m_argmax_6V := objective_att_m_argmax_6[i0][i1][i2][0]
 				objective_att_m_gradV := objective_att_m_grad[i0][i1][i2][0]
-				objective_att_scores_gradRow2 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow3 := &objective_att_ex_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r4 float64
 					if ordinals_1[i3] == objective_att_m_argmax_6V {
@@ -26532,7 +25924,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 					if r4 != 0 {
 						r5 = objective_att_m_gradV
 					}
-					objective_att_scores_gradRow2[i3] += r5
+					objective_att_ex_1_gradRow3[i3] += r5
 				}
 			}
 		}
@@ -26543,10 +25935,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			for i2 := range 2 {
-				objective_att_scores_gradRow3 := &objective_att_scores_grad[i0][i1][i2]
+				objective_att_ex_1_gradRow4 := &objective_att_ex_1_grad[i0][i1][i2]
 				objective_att_scores_1_gradRow := &objective_att_scores_1_grad[i0][i1][i2]
 				for i3 := range 3 {
-					objective_att_scores_1_gradRow[i3] += objective_att_scores_gradRow3[i3] / objective_att_scores_2V2
+					objective_att_scores_1_gradRow[i3] += objective_att_ex_1_gradRow4[i3] / objective_att_scores_2V2
 				}
 			}
 		}
@@ -27934,11 +27326,9 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //	fill a.grad with 0
 //	fill b.grad with 0
 //	fill _objective.1.grad with 0
-//	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill _objective.5.grad with 0
-//	fill _objective.6.grad with 0
 //	fill _objective.7.grad with 0
 //	fill objective.grad with 0
 //
@@ -27949,21 +27339,17 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //	for i0 in 0..3:
 //	  _objective.7.grad[i0] += objective.grad[0] * r[i0]
 //
-//	# backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..3:
-//	  _objective.2.grad[i0] += _objective.7.grad[i0]
+//	# backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.7.grad)
 //
-//	# backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g2 =+ g; g2 is _objective.6.grad
-//	for i0 in 0..3:
-//	  _objective.6.grad[i0] += _objective.7.grad[i0]
+//	# backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g2 =+ g; g2 is _objective.6.grad (the copy elided: _objective.6.grad reads _objective.7.grad)
 //
 //	# backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g1 =+ g * v2; g1 is _objective.3.grad
 //	for i0 in 0..3:
-//	  _objective.3.grad[i0] += _objective.6.grad[i0] * _objective.5[i0]
+//	  _objective.3.grad[i0] += _objective.7.grad[i0] * _objective.5[i0]
 //
 //	# backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g2 =+ v1 * g; g2 is _objective.5.grad
 //	for i0 in 0..3:
-//	  _objective.5.grad[i0] += _objective.3[i0] * _objective.6.grad[i0]
+//	  _objective.5.grad[i0] += _objective.3[i0] * _objective.7.grad[i0]
 //
 //	# backprop of op 4 (_objective.5 = batch slice "@|" 0 of _objective.4): g1 =+ g; g1 is _objective.4.grad
 //	for i0 in 0..3:
@@ -27980,7 +27366,7 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //
 //	# backprop of op 1 (_objective.2 = pointwise exp of _objective.1): g1 =+ g * t; g1 is _objective.1.grad
 //	for i0 in 0..3:
-//	  _objective.1.grad[i0] += _objective.2.grad[i0] * _objective.2[i0]
+//	  _objective.1.grad[i0] += _objective.7.grad[i0] * _objective.2[i0]
 //
 //	# backprop of op 0 (_objective.1 = batch slice "@|" 1 of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..3:
@@ -27992,11 +27378,9 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	var objective_5 [4]float64
 	var objective_7 [4]float64
 	var objective_1_grad [4]float64
-	var objective_2_grad [4]float64
 	var objective_3_grad [4]float64
 	var objective_4_grad [2][4]float64
 	var objective_5_grad [4]float64
-	var objective_6_grad [4]float64
 	var objective_7_grad [4]float64
 	var objective_grad [1]float64
 
@@ -28053,24 +27437,14 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 		objective_7_grad[i0] += objective_gradV * r[i0]
 	}
 
-	// backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 4 {
-		objective_2_grad[i0] += objective_7_grad[i0]
-	}
-
-	// backprop of op 6 (_objective.7 = pointwise "+" of _objective.2, _objective.6): g2 =+ g; g2 is _objective.6.grad
-	for i0 := range 4 {
-		objective_6_grad[i0] += objective_7_grad[i0]
-	}
-
 	// backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g1 =+ g * v2; g1 is _objective.3.grad
 	for i0 := range 4 {
-		objective_3_grad[i0] += objective_6_grad[i0] * objective_5[i0]
+		objective_3_grad[i0] += objective_7_grad[i0] * objective_5[i0]
 	}
 
 	// backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g2 =+ v1 * g; g2 is _objective.5.grad
 	for i0 := range 4 {
-		objective_5_grad[i0] += objective_3[i0] * objective_6_grad[i0]
+		objective_5_grad[i0] += objective_3[i0] * objective_7_grad[i0]
 	}
 
 	// backprop of op 4 (_objective.5 = batch slice "@|" 0 of _objective.4): g1 =+ g; g1 is _objective.4.grad
@@ -28096,7 +27470,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 
 	// backprop of op 1 (_objective.2 = pointwise exp of _objective.1): g1 =+ g * t; g1 is _objective.1.grad
 	for i0 := range 4 {
-		objective_1_grad[i0] += objective_2_grad[i0] * objective_2[i0]
+		objective_1_grad[i0] += objective_7_grad[i0] * objective_2[i0]
 	}
 
 	// backprop of op 0 (_objective.1 = batch slice "@|" 1 of a): g1 =+ g; g1 is a.grad
@@ -28191,7 +27565,6 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 //	# zero the gradients
 //	fill x.grad with 0
 //	fill y.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill objective.grad with 0
@@ -28207,9 +27580,7 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 //	for i0 in 0..2:
 //	  _objective.2.grad[i0] += _objective.3.grad[i0] * cos(_objective.2[i0])
 //
-//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, y): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..2:
-//	  _objective.1.grad[i0] += _objective.2.grad[i0]
+//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, y): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, y): g2 =+ g; g2 is y.grad
 //	for i0 in 0..2:
@@ -28217,11 +27588,10 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "a^b => a" of x): g1 =+ g; g1 is x.grad
 //	for i0 in 0..2:
-//	  x.grad[i0] += _objective.1.grad[i0]
+//	  x.grad[i0] += _objective.2.grad[i0]
 func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX *[5]float64, gY *[3]float64, loss *[1]float64) {
 	var objective_2 [3]float64
 	var objective_3 [3]float64
-	var objective_1_grad [3]float64
 	var objective_2_grad [3]float64
 	var objective_3_grad [3]float64
 	var objective_grad [1]float64
@@ -28262,11 +27632,6 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 		objective_2_grad[i0] += objective_3_grad[i0] * math.Cos(objective_2[i0])
 	}
 
-	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, y): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 3 {
-		objective_1_grad[i0] += objective_2_grad[i0]
-	}
-
 	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, y): g2 =+ g; g2 is y.grad
 	for i0 := range 3 {
 		gY[i0] += objective_2_grad[i0]
@@ -28274,7 +27639,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 
 	// backprop of op 0 (_objective.1 = einsum "++" "a^b => a" of x): g1 =+ g; g1 is x.grad
 	for i0 := range 3 {
-		gX[i0] += objective_1_grad[i0]
+		gX[i0] += objective_2_grad[i0]
 	}
 }
 
@@ -29169,8 +28534,6 @@ func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64
 //	# zero the gradients
 //	fill p.grad with 0
 //	fill q.grad with 0
-//	fill _objective.1.grad with 0
-//	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
@@ -29186,27 +28549,21 @@ func ocannlInterleaveObjectiveLoss(r *[6]float64, pP *[3]float64, pQ *[3]float64
 //	for i0 in 0..5:
 //	  _objective.3.grad[i0] += _objective.4.grad[i0] * (1 - (_objective.4[i0] * _objective.4[i0]))
 //
-//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..5:
-//	  _objective.1.grad[i0] += _objective.3.grad[i0]
+//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.3.grad)
 //
-//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g2 =+ g; g2 is _objective.2.grad
-//	for i0 in 0..5:
-//	  _objective.2.grad[i0] += _objective.3.grad[i0]
+//	# backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g2 =+ g; g2 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.3.grad)
 //
 //	# backprop of op 1 (_objective.2 = einsum "++" "i => 2*i+1" of q): g1 =+ g; g1 is q.grad
 //	for i0 in 0..2:
-//	  q.grad[i0] += _objective.2.grad[2*i0 + 1]
+//	  q.grad[i0] += _objective.3.grad[2*i0 + 1]
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "i => 2*i" of p): g1 =+ g; g1 is p.grad
 //	for i0 in 0..2:
-//	  p.grad[i0] += _objective.1.grad[2*i0]
+//	  p.grad[i0] += _objective.3.grad[2*i0]
 func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP *[3]float64, gQ *[3]float64, loss *[1]float64) {
 	var objective_1 [6]float64
 	var objective_2 [6]float64
 	var objective_4 [6]float64
-	var objective_1_grad [6]float64
-	var objective_2_grad [6]float64
 	var objective_3_grad [6]float64
 	var objective_4_grad [6]float64
 	var objective_grad [1]float64
@@ -29252,24 +28609,14 @@ func ocannlInterleaveBackward(r *[6]float64, pP *[3]float64, pQ *[3]float64, gP 
 		objective_3_grad[i0] += objective_4_grad[i0] * (1 - (objective_4[i0] * objective_4[i0]))
 	}
 
-	// backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 6 {
-		objective_1_grad[i0] += objective_3_grad[i0]
-	}
-
-	// backprop of op 2 (_objective.3 = pointwise "+" of _objective.1, _objective.2): g2 =+ g; g2 is _objective.2.grad
-	for i0 := range 6 {
-		objective_2_grad[i0] += objective_3_grad[i0]
-	}
-
 	// backprop of op 1 (_objective.2 = einsum "++" "i => 2*i+1" of q): g1 =+ g; g1 is q.grad
 	for i0 := range 3 {
-		gQ[i0] += objective_2_grad[2*i0+1]
+		gQ[i0] += objective_3_grad[2*i0+1]
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "i => 2*i" of p): g1 =+ g; g1 is p.grad
 	for i0 := range 3 {
-		gP[i0] += objective_1_grad[2*i0]
+		gP[i0] += objective_3_grad[2*i0]
 	}
 }
 
@@ -30401,7 +29748,6 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	fill img.grad with 0
 //	fill objective.conv2d#1/x.grad with 0
 //	fill objective.conv2d#1.kernel.grad with 0
-//	fill objective.conv2d#1/y.grad with 0
 //	fill objective.conv2d#1.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -30416,12 +29762,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..2:
-//	        objective.conv2d#1/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad (the copy elided: objective.conv2d#1/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -30438,7 +29779,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
+//	              objective.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
@@ -30449,7 +29790,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * objective.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 0 (objective.conv2d#1/x = einsum "+*" "...|h,w,c; h,w,c => ...|h,w,c" of x, img): g2 =+ v1 * g; g2 is img.grad
 //	reset padding of objective.conv2d#1/x.grad to 0
@@ -30463,7 +29804,6 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	var objective_conv2d_1_y [2][4][4][3]float64
 	var objective_1 [2][4][4][3]float64
 	var objective_conv2d_1_x_grad [2][7][7][2]float64
-	var objective_conv2d_1_y_grad [2][4][4][3]float64
 	var objective_1_grad [2][4][4][3]float64
 	var objective_grad [1]float64
 
@@ -30561,19 +29901,6 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		}
 	}
 
-	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_conv2d_1_y_gradRow := &objective_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_1_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -30584,16 +29911,16 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-				objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
-				objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
-				objective_1_gradRow6 := &objective_1_grad[i0][i1][3]
+				objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+				objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
+				objective_1_gradRow4 := &objective_1_grad[i0][i1][2]
+				objective_1_gradRow5 := &objective_1_grad[i0][i1][3]
 				for i3 := range 3 {
 					acc3 := gObjectiveConv2d1Bias[i3]
+					acc3 += objective_1_gradRow2[i3]
 					acc3 += objective_1_gradRow3[i3]
 					acc3 += objective_1_gradRow4[i3]
 					acc3 += objective_1_gradRow5[i3]
-					acc3 += objective_1_gradRow6[i3]
 					gObjectiveConv2d1Bias[i3] = acc3
 				}
 			}
@@ -30605,13 +29932,13 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pObjectiveConv2d1KernelRow2 := (*[2]float64)(pObjectiveConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							objective_conv2d_1_x_gradRow := &objective_conv2d_1_x_grad[i0][i1+i4][i2+i5]
 							for i6 := range 2 {
-								objective_conv2d_1_x_gradRow[i6] += objective_conv2d_1_y_gradV * pObjectiveConv2d1KernelRow2[i6]
+								objective_conv2d_1_x_gradRow[i6] += objective_1_gradV * pObjectiveConv2d1KernelRow2[i6]
 							}
 						}
 					}
@@ -30625,13 +29952,13 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV2 := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							objective_conv2d_1_xRow3 := &objective_conv2d_1_x[i0][i1+i4][i2+i5]
 							gObjectiveConv2d1KernelRow := (*[2]float64)(gObjectiveConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_conv2d_1_y_gradV2
+								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -30877,7 +30204,6 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	fill img.grad with 0
 //	fill objective.conv2d#1/x.grad with 0
 //	fill objective.conv2d#1.kernel.grad with 0
-//	fill objective.conv2d#1/y.grad with 0
 //	fill objective.conv2d#1.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -30892,12 +30218,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.conv2d#1/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad (the copy elided: objective.conv2d#1/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -30914,7 +30235,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
+//	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
@@ -30925,7 +30246,7 @@ func ocannlConvPaddedStride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4][2
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * objective.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 0 (objective.conv2d#1/x = einsum "+*" "...|h,w,c; h,w,c => ...|h,w,c" of x, img): g2 =+ v1 * g; g2 is img.grad
 //	reset padding of objective.conv2d#1/x.grad to 0
@@ -30939,7 +30260,6 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 	var objective_conv2d_1_x_grad [2][7][7][2]float64
-	var objective_conv2d_1_y_grad [2][2][2][3]float64
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
@@ -31030,29 +30350,16 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		}
 	}
 
-	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			for i2 := range 2 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_conv2d_1_y_gradRow := &objective_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_1_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 	// i2 unrolled and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 2 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+			objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+			objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
 			for i3 := range 3 {
 				acc3 := gObjectiveConv2d1Bias[i3]
+				acc3 += objective_1_gradRow2[i3]
 				acc3 += objective_1_gradRow3[i3]
-				acc3 += objective_1_gradRow4[i3]
 				gObjectiveConv2d1Bias[i3] = acc3
 			}
 		}
@@ -31063,13 +30370,13 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pObjectiveConv2d1KernelRow2 := (*[2]float64)(pObjectiveConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							objective_conv2d_1_x_gradRow := &objective_conv2d_1_x_grad[i0][2*i1+i4][2*i2+i5]
 							for i6 := range 2 {
-								objective_conv2d_1_x_gradRow[i6] += objective_conv2d_1_y_gradV * pObjectiveConv2d1KernelRow2[i6]
+								objective_conv2d_1_x_gradRow[i6] += objective_1_gradV * pObjectiveConv2d1KernelRow2[i6]
 							}
 						}
 					}
@@ -31083,13 +30390,13 @@ func ocannlConvPaddedStride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]floa
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV2 := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							objective_conv2d_1_xRow3 := &objective_conv2d_1_x[i0][2*i1+i4][2*i2+i5]
 							gObjectiveConv2d1KernelRow := (*[2]float64)(gObjectiveConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_conv2d_1_y_gradV2
+								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -31335,7 +30642,6 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	fill img.grad with 0
 //	fill objective.conv2d#1/x.grad with 0
 //	fill objective.conv2d#1.kernel.grad with 0
-//	fill objective.conv2d#1/y.grad with 0
 //	fill objective.conv2d#1.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -31350,12 +30656,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.conv2d#1/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad (the copy elided: objective.conv2d#1/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -31372,7 +30673,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d#1/y.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
+//	              objective.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 1 (objective.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.conv2d#1/x, objective.conv2d#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d#1.kernel.grad
 //	reset padding of objective.conv2d#1/x to 0
@@ -31383,7 +30684,7 @@ func ocannlConvPaddedK2Stride2ObjectiveLoss(r *[2][2][2][3]float64, x *[2][4][4]
 //	        for i4 in 0..1:
 //	          for i5 in 0..1:
 //	            for i6 in 0..1:
-//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * objective.conv2d#1/y.grad[i0, i1, i2, i3]
+//	              objective.conv2d#1.kernel.grad[i3, i4, i5, i6] += objective.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 0 (objective.conv2d#1/x = einsum "+*" "...|h,w,c; h,w,c => ...|h,w,c" of x, img): g2 =+ v1 * g; g2 is img.grad
 //	reset padding of objective.conv2d#1/x.grad to 0
@@ -31397,7 +30698,6 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 	var objective_conv2d_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
 	var objective_conv2d_1_x_grad [2][6][6][2]float64
-	var objective_conv2d_1_y_grad [2][2][2][3]float64
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
@@ -31488,29 +30788,16 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		}
 	}
 
-	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g1 =+ g; g1 is objective.conv2d#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			for i2 := range 2 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_conv2d_1_y_gradRow := &objective_conv2d_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_1_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 	// i2 unrolled and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 2 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+			objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+			objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
 			for i3 := range 3 {
 				acc3 := gObjectiveConv2d1Bias[i3]
+				acc3 += objective_1_gradRow2[i3]
 				acc3 += objective_1_gradRow3[i3]
-				acc3 += objective_1_gradRow4[i3]
 				gObjectiveConv2d1Bias[i3] = acc3
 			}
 		}
@@ -31521,13 +30808,13 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
 						for i5 := range 2 {
 							pObjectiveConv2d1KernelRow2 := (*[2]float64)(pObjectiveConv2d1Kernel[8*i3+4*i4+2*i5 : 8*i3+4*i4+2*i5+2])
 							objective_conv2d_1_x_gradRow := &objective_conv2d_1_x_grad[i0][2*i1+i4][2*i2+i5]
 							for i6 := range 2 {
-								objective_conv2d_1_x_gradRow[i6] += objective_conv2d_1_y_gradV * pObjectiveConv2d1KernelRow2[i6]
+								objective_conv2d_1_x_gradRow[i6] += objective_1_gradV * pObjectiveConv2d1KernelRow2[i6]
 							}
 						}
 					}
@@ -31541,13 +30828,13 @@ func ocannlConvPaddedK2Stride2Backward(r *[2][2][2][3]float64, x *[2][4][4][2]fl
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_1_y_gradV2 := objective_conv2d_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 2 {
 						for i5 := range 2 {
 							objective_conv2d_1_xRow3 := &objective_conv2d_1_x[i0][2*i1+i4][2*i2+i5]
 							gObjectiveConv2d1KernelRow := (*[2]float64)(gObjectiveConv2d1Kernel[8*i3+4*i4+2*i5 : 8*i3+4*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_conv2d_1_y_gradV2
+								gObjectiveConv2d1KernelRow[i6] += objective_conv2d_1_xRow3[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -31747,7 +31034,6 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	# zero the gradients
 //	fill img.grad with 0
 //	fill objective.conv2d_valid#1.kernel.grad with 0
-//	fill objective.conv2d_valid#1/y.grad with 0
 //	fill objective.conv2d_valid#1.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -31762,12 +31048,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad (the copy elided: objective.conv2d_valid#1/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -31784,7 +31065,7 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              img.grad[i0, i1 + i4, i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
+//	              img.grad[i0, i1 + i4, i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
@@ -31794,11 +31075,10 @@ func ocannlConvValidObjectiveLoss(r *[2][2][2][3]float64, pImg *[64]float64, pOb
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d_valid#1.kernel.grad[i3, i4, i5, i6] += img[i0, i1 + i4, i2 + i5, i6] * objective.conv2d_valid#1/y.grad[i0, i1, i2, i3]
+//	              objective.conv2d_valid#1.kernel.grad[i3, i4, i5, i6] += img[i0, i1 + i4, i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, gImg *[64]float64, gObjectiveConv2dValid1Kernel *[54]float64, gObjectiveConv2dValid1Bias *[3]float64, loss *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
-	var objective_conv2d_valid_1_y_grad [2][2][2][3]float64
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
@@ -31875,29 +31155,16 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		}
 	}
 
-	// backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			for i2 := range 2 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_conv2d_valid_1_y_gradRow := &objective_conv2d_valid_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 	// i2 unrolled and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 2 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+			objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+			objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
 			for i3 := range 3 {
 				acc3 := gObjectiveConv2dValid1Bias[i3]
+				acc3 += objective_1_gradRow2[i3]
 				acc3 += objective_1_gradRow3[i3]
-				acc3 += objective_1_gradRow4[i3]
 				gObjectiveConv2dValid1Bias[i3] = acc3
 			}
 		}
@@ -31908,13 +31175,13 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pObjectiveConv2dValid1KernelRow2 := (*[2]float64)(pObjectiveConv2dValid1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							gImgRow := (*[2]float64)(gImg[32*i0+8*i1+8*i4+2*i2+2*i5 : 32*i0+8*i1+8*i4+2*i2+2*i5+2])
 							for i6 := range 2 {
-								gImgRow[i6] += objective_conv2d_valid_1_y_gradV * pObjectiveConv2dValid1KernelRow2[i6]
+								gImgRow[i6] += objective_1_gradV * pObjectiveConv2dValid1KernelRow2[i6]
 							}
 						}
 					}
@@ -31928,13 +31195,13 @@ func ocannlConvValidBackward(r *[2][2][2][3]float64, pImg *[64]float64, pObjecti
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV2 := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pImgRow2 := (*[2]float64)(pImg[32*i0+8*i1+8*i4+2*i2+2*i5 : 32*i0+8*i1+8*i4+2*i2+2*i5+2])
 							gObjectiveConv2dValid1KernelRow := (*[2]float64)(gObjectiveConv2dValid1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveConv2dValid1KernelRow[i6] += pImgRow2[i6] * objective_conv2d_valid_1_y_gradV2
+								gObjectiveConv2dValid1KernelRow[i6] += pImgRow2[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -32092,7 +31359,6 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	# zero the gradients
 //	fill img.grad with 0
 //	fill objective.conv2d_valid#1.kernel.grad with 0
-//	fill objective.conv2d_valid#1/y.grad with 0
 //	fill objective.conv2d_valid#1.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -32107,12 +31373,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad (the copy elided: objective.conv2d_valid#1/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -32129,7 +31390,7 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              img.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
+//	              img.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 2*oh<+kh, 2*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
@@ -32139,11 +31400,10 @@ func ocannlConvValidStride2ObjectiveLoss(r *[2][2][2][3]float64, pImg *[100]floa
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.conv2d_valid#1.kernel.grad[i3, i4, i5, i6] += img[i0, 2*i1 + i4, 2*i2 + i5, i6] * objective.conv2d_valid#1/y.grad[i0, i1, i2, i3]
+//	              objective.conv2d_valid#1.kernel.grad[i3, i4, i5, i6] += img[i0, 2*i1 + i4, 2*i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, pObjectiveConv2dValid1Kernel *[54]float64, pObjectiveConv2dValid1Bias *[3]float64, gImg *[100]float64, gObjectiveConv2dValid1Kernel *[54]float64, gObjectiveConv2dValid1Bias *[3]float64, loss *[1]float64) {
 	var objective_conv2d_valid_1_y [2][2][2][3]float64
 	var objective_1 [2][2][2][3]float64
-	var objective_conv2d_valid_1_y_grad [2][2][2][3]float64
 	var objective_1_grad [2][2][2][3]float64
 	var objective_grad [1]float64
 
@@ -32220,29 +31480,16 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		}
 	}
 
-	// backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			for i2 := range 2 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_conv2d_valid_1_y_gradRow := &objective_conv2d_valid_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_objective.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 	// i2 unrolled and jammed into i3.
 	for i0 := range 2 {
 		for i1 := range 2 {
-			objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-			objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
+			objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+			objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
 			for i3 := range 3 {
 				acc3 := gObjectiveConv2dValid1Bias[i3]
+				acc3 += objective_1_gradRow2[i3]
 				acc3 += objective_1_gradRow3[i3]
-				acc3 += objective_1_gradRow4[i3]
 				gObjectiveConv2dValid1Bias[i3] = acc3
 			}
 		}
@@ -32253,13 +31500,13 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pObjectiveConv2dValid1KernelRow2 := (*[2]float64)(pObjectiveConv2dValid1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							gImgRow := (*[2]float64)(gImg[50*i0+20*i1+10*i4+4*i2+2*i5 : 50*i0+20*i1+10*i4+4*i2+2*i5+2])
 							for i6 := range 2 {
-								gImgRow[i6] += objective_conv2d_valid_1_y_gradV * pObjectiveConv2dValid1KernelRow2[i6]
+								gImgRow[i6] += objective_1_gradV * pObjectiveConv2dValid1KernelRow2[i6]
 							}
 						}
 					}
@@ -32273,13 +31520,13 @@ func ocannlConvValidStride2Backward(r *[2][2][2][3]float64, pImg *[100]float64, 
 		for i1 := range 2 {
 			for i2 := range 2 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV2 := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pImgRow2 := (*[2]float64)(pImg[50*i0+20*i1+10*i4+4*i2+2*i5 : 50*i0+20*i1+10*i4+4*i2+2*i5+2])
 							gObjectiveConv2dValid1KernelRow := (*[2]float64)(gObjectiveConv2dValid1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveConv2dValid1KernelRow[i6] += pImgRow2[i6] * objective_conv2d_valid_1_y_gradV2
+								gObjectiveConv2dValid1KernelRow[i6] += pImgRow2[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -32539,12 +31786,10 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	# zero the gradients
 //	fill img.grad with 0
 //	fill objective.c1.kernel.grad with 0
-//	fill objective.c1/y.grad with 0
 //	fill objective.c1.bias.grad with 0
 //	fill _objective.c2/x.1.grad with 0
 //	fill objective.c2/x.grad with 0
 //	fill objective.c2.kernel.grad with 0
-//	fill objective.c2/y.grad with 0
 //	fill objective.c2.bias.grad with 0
 //	fill _objective.1.grad with 0
 //	fill objective.grad with 0
@@ -32559,12 +31804,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..2:
 //	        _objective.1.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g1 =+ g; g1 is objective.c2/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..2:
-//	      for i3 in 0..2:
-//	        objective.c2/y.grad[i0, i1, i2, i3] += _objective.1.grad[i0, i1, i2, i3]
+//	# backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g1 =+ g; g1 is objective.c2/y.grad (the copy elided: objective.c2/y.grad reads _objective.1.grad)
 //
 //	# backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g2 =+ g; g2 is objective.c2.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -32581,7 +31821,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.c2/x.grad[i0, i1 + i4, i2 + i5, i6] += objective.c2/y.grad[i0, i1, i2, i3] * objective.c2.kernel[i3, i4, i5, i6]
+//	              objective.c2/x.grad[i0, i1 + i4, i2 + i5, i6] += _objective.1.grad[i0, i1, i2, i3] * objective.c2.kernel[i3, i4, i5, i6]
 //
 //	# backprop of op 3 (objective.c2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of objective.c2/x, objective.c2.kernel): g2 =+ v1 * g; g2 is objective.c2.kernel.grad
 //	reset padding of objective.c2/x to 0
@@ -32592,7 +31832,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..1:
-//	              objective.c2.kernel.grad[i3, i4, i5, i6] += objective.c2/x[i0, i1 + i4, i2 + i5, i6] * objective.c2/y.grad[i0, i1, i2, i3]
+//	              objective.c2.kernel.grad[i3, i4, i5, i6] += objective.c2/x[i0, i1 + i4, i2 + i5, i6] * _objective.1.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 2 (objective.c2/x = pointwise tanh of _objective.c2/x.1): g1 =+ g * (1 - (t * t)); g1 is _objective.c2/x.1.grad
 //	reset padding of objective.c2/x.grad to 0
@@ -32603,12 +31843,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        _objective.c2/x.1.grad[i0, i1, i2, i3] += objective.c2/x.grad[i0, i1 + 1, i2 + 1, i3] * (1 - (objective.c2/x[i0, i1 + 1, i2 + 1, i3] * objective.c2/x[i0, i1 + 1, i2 + 1, i3]))
 //
-//	# backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g1 =+ g; g1 is objective.c1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..2:
-//	      for i3 in 0..1:
-//	        objective.c1/y.grad[i0, i1, i2, i3] += _objective.c2/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g1 =+ g; g1 is objective.c1/y.grad (the copy elided: objective.c1/y.grad reads _objective.c2/x.1.grad)
 //
 //	# backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g2 =+ g; g2 is objective.c1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -32624,7 +31859,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:  # reduction
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.c1/y.grad[i0, i1, i2, i3] * objective.c1.kernel[i3, i4, i5, 0]
+//	            img.grad[i0, i1 + i4, i2 + i5, 0] += _objective.c2/x.1.grad[i0, i1, i2, i3] * objective.c1.kernel[i3, i4, i5, 0]
 //
 //	# backprop of op 0 (objective.c1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.c1.kernel): g2 =+ v1 * g; g2 is objective.c1.kernel.grad
 //	for i0 in 0..1:  # reduction
@@ -32633,16 +31868,14 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 //	      for i3 in 0..1:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            objective.c1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * objective.c1/y.grad[i0, i1, i2, i3]
+//	            objective.c1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * _objective.c2/x.1.grad[i0, i1, i2, i3]
 func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjectiveC1Kernel *[18]float64, pObjectiveC1Bias *[2]float64, pObjectiveC2Kernel *[54]float64, pObjectiveC2Bias *[3]float64, gImg *[50]float64, gObjectiveC1Kernel *[18]float64, gObjectiveC1Bias *[2]float64, gObjectiveC2Kernel *[54]float64, gObjectiveC2Bias *[3]float64, loss *[1]float64) {
 	var objective_c1_y [2][3][3][2]float64
 	var objective_c2_x [2][6][6][2]float64
 	var objective_c2_y [2][3][3][3]float64
 	var objective_1 [2][3][3][3]float64
-	var objective_c1_y_grad [2][3][3][2]float64
 	var objective_c2_x_1_grad [2][3][3][2]float64
 	var objective_c2_x_grad [2][6][6][2]float64
-	var objective_c2_y_grad [2][3][3][3]float64
 	var objective_1_grad [2][3][3][3]float64
 	var objective_grad [1]float64
 
@@ -32761,19 +31994,6 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g1 =+ g; g1 is objective.c2/y.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][i2]
-				objective_c2_y_gradRow := &objective_c2_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_c2_y_gradRow[i3] += objective_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g2 =+ g; g2 is objective.c2.bias.grad
 	// float64 across-rows add reduction kernel, 18 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32784,14 +32004,14 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_1_gradRow3 := &objective_1_grad[i0][i1][0]
-				objective_1_gradRow4 := &objective_1_grad[i0][i1][1]
-				objective_1_gradRow5 := &objective_1_grad[i0][i1][2]
+				objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+				objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
+				objective_1_gradRow4 := &objective_1_grad[i0][i1][2]
 				for i3 := range 3 {
 					acc4 := gObjectiveC2Bias[i3]
+					acc4 += objective_1_gradRow2[i3]
 					acc4 += objective_1_gradRow3[i3]
 					acc4 += objective_1_gradRow4[i3]
-					acc4 += objective_1_gradRow5[i3]
 					gObjectiveC2Bias[i3] = acc4
 				}
 			}
@@ -32803,13 +32023,13 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		for i1 := range 3 {
 			for i2 := range 3 {
 				for i3 := range 3 {
-					objective_c2_y_gradV := objective_c2_y_grad[i0][i1][i2][i3]
+					objective_1_gradV := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							pObjectiveC2KernelRow2 := (*[2]float64)(pObjectiveC2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							objective_c2_x_gradRow := &objective_c2_x_grad[i0][i1+i4][i2+i5]
 							for i6 := range 2 {
-								objective_c2_x_gradRow[i6] += objective_c2_y_gradV * pObjectiveC2KernelRow2[i6]
+								objective_c2_x_gradRow[i6] += objective_1_gradV * pObjectiveC2KernelRow2[i6]
 							}
 						}
 					}
@@ -32823,13 +32043,13 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		for i1 := range 3 {
 			for i2 := range 3 {
 				for i3 := range 3 {
-					objective_c2_y_gradV2 := objective_c2_y_grad[i0][i1][i2][i3]
+					objective_1_gradV2 := objective_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						for i5 := range 3 {
 							objective_c2_xRow3 := &objective_c2_x[i0][i1+i4][i2+i5]
 							gObjectiveC2KernelRow := (*[2]float64)(gObjectiveC2Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
 							for i6 := range 2 {
-								gObjectiveC2KernelRow[i6] += objective_c2_xRow3[i6] * objective_c2_y_gradV2
+								gObjectiveC2KernelRow[i6] += objective_c2_xRow3[i6] * objective_1_gradV2
 							}
 						}
 					}
@@ -32884,19 +32104,6 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		}
 	}
 
-	// backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g1 =+ g; g1 is objective.c1/y.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			for i2 := range 3 {
-				objective_c2_x_1_gradRow2 := &objective_c2_x_1_grad[i0][i1][i2]
-				objective_c1_y_gradRow := &objective_c1_y_grad[i0][i1][i2]
-				for i3 := range 2 {
-					objective_c1_y_gradRow[i3] += objective_c2_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g2 =+ g; g2 is objective.c1.bias.grad
 	// float64 across-rows add reduction kernel, 18 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32907,14 +32114,14 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_c2_x_1_gradRow3 := &objective_c2_x_1_grad[i0][i1][0]
-				objective_c2_x_1_gradRow4 := &objective_c2_x_1_grad[i0][i1][1]
-				objective_c2_x_1_gradRow5 := &objective_c2_x_1_grad[i0][i1][2]
+				objective_c2_x_1_gradRow2 := &objective_c2_x_1_grad[i0][i1][0]
+				objective_c2_x_1_gradRow3 := &objective_c2_x_1_grad[i0][i1][1]
+				objective_c2_x_1_gradRow4 := &objective_c2_x_1_grad[i0][i1][2]
 				for i3 := range 2 {
 					acc5 := gObjectiveC1Bias[i3]
+					acc5 += objective_c2_x_1_gradRow2[i3]
 					acc5 += objective_c2_x_1_gradRow3[i3]
 					acc5 += objective_c2_x_1_gradRow4[i3]
-					acc5 += objective_c2_x_1_gradRow5[i3]
 					gObjectiveC1Bias[i3] = acc5
 				}
 			}
@@ -32926,12 +32133,12 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		for i1 := range 3 {
 			for i2 := range 3 {
 				for i3 := range 2 {
-					objective_c1_y_gradV := objective_c1_y_grad[i0][i1][i2][i3]
+					objective_c2_x_1_gradV := objective_c2_x_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						pObjectiveC1KernelRow2 := (*[3]float64)(pObjectiveC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						gImgRow := (*[3]float64)(gImg[25*i0+5*i1+5*i4+i2 : 25*i0+5*i1+5*i4+i2+3])
 						for i5 := range 3 {
-							gImgRow[i5] += objective_c1_y_gradV * pObjectiveC1KernelRow2[i5]
+							gImgRow[i5] += objective_c2_x_1_gradV * pObjectiveC1KernelRow2[i5]
 						}
 					}
 				}
@@ -32944,12 +32151,12 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 		for i1 := range 3 {
 			for i2 := range 3 {
 				for i3 := range 2 {
-					objective_c1_y_gradV2 := objective_c1_y_grad[i0][i1][i2][i3]
+					objective_c2_x_1_gradV2 := objective_c2_x_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						pImgRow2 := (*[3]float64)(pImg[25*i0+5*i1+5*i4+i2 : 25*i0+5*i1+5*i4+i2+3])
 						gObjectiveC1KernelRow := (*[3]float64)(gObjectiveC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
-							gObjectiveC1KernelRow[i5] += pImgRow2[i5] * objective_c1_y_gradV2
+							gObjectiveC1KernelRow[i5] += pImgRow2[i5] * objective_c2_x_1_gradV2
 						}
 					}
 				}
@@ -35650,9 +34857,7 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	# zero the gradients
 //	fill a.grad with 0
 //	fill b.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
 //
@@ -35663,18 +34868,14 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	for i0 in 0..2:
 //	  _objective.4.grad[i0] += objective.grad[0] * r[i0]
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..2:
-//	  _objective.1.grad[i0] += _objective.4.grad[i0]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.4.grad)
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad
-//	for i0 in 0..2:
-//	  _objective.3.grad[i0] += _objective.4.grad[i0]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
 //	# backprop of op 2 (_objective.3 = einsum "++" "ij => j" of _objective.2): g1 =+ g; g1 is _objective.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..2:
-//	    _objective.2.grad[i1, i0] += _objective.3.grad[i0]
+//	    _objective.2.grad[i1, i0] += _objective.4.grad[i0]
 //
 //	# backprop of op 1 (_objective.2 = einsum "++" "i => ii" of b): g1 =+ g; g1 is b.grad
 //	for i0 in 0..2:
@@ -35682,14 +34883,12 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "ii => i" of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
-//	  a.grad[i0, i0] += _objective.1.grad[i0]
+//	  a.grad[i0, i0] += _objective.4.grad[i0]
 func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA *[9]float64, gB *[3]float64, loss *[1]float64) {
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
 	var objective_4 [3]float64
-	var objective_1_grad [3]float64
 	var objective_2_grad [3][3]float64
-	var objective_3_grad [3]float64
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
 
@@ -35737,21 +34936,11 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 		objective_4_grad[i0] += objective_gradV * r[i0]
 	}
 
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 3 {
-		objective_1_grad[i0] += objective_4_grad[i0]
-	}
-
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad
-	for i0 := range 3 {
-		objective_3_grad[i0] += objective_4_grad[i0]
-	}
-
 	// backprop of op 2 (_objective.3 = einsum "++" "ij => j" of _objective.2): g1 =+ g; g1 is _objective.2.grad
 	for i0 := range 3 {
-		objective_3_gradV := objective_3_grad[i0]
+		objective_4_gradV := objective_4_grad[i0]
 		for i1 := range 3 {
-			objective_2_grad[i1][i0] += objective_3_gradV
+			objective_2_grad[i1][i0] += objective_4_gradV
 		}
 	}
 
@@ -35762,7 +34951,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 
 	// backprop of op 0 (_objective.1 = einsum "++" "ii => i" of a): g1 =+ g; g1 is a.grad
 	for i0 := range 3 {
-		gA[4*i0] += objective_1_grad[i0]
+		gA[4*i0] += objective_4_grad[i0]
 	}
 }
 
@@ -36329,8 +35518,6 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //	# zero the gradients
 //	fill a.grad with 0
 //	fill _objective.1.grad with 0
-//	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
 //
@@ -36341,21 +35528,17 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //	for i0 in 0..2:
 //	  _objective.4.grad[i0] += objective.grad[0] * r[i0]
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..2:
-//	  _objective.2.grad[i0] += _objective.4.grad[i0]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.4.grad)
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad
-//	for i0 in 0..2:
-//	  _objective.3.grad[i0] += _objective.4.grad[i0]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
 //	# backprop of op 2 (_objective.3 = einsum "++" "i3 => i" of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
-//	  a.grad[i0, 3] += _objective.3.grad[i0]
+//	  a.grad[i0, 3] += _objective.4.grad[i0]
 //
 //	# backprop of op 1 (_objective.2 = pointwise sin of _objective.1): g1 =+ g * cos(v1); g1 is _objective.1.grad
 //	for i0 in 0..2:
-//	  _objective.1.grad[i0] += _objective.2.grad[i0] * cos(_objective.1[i0])
+//	  _objective.1.grad[i0] += _objective.4.grad[i0] * cos(_objective.1[i0])
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "i1 => i" of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
@@ -36364,8 +35547,6 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 	var objective_1 [3]float64
 	var objective_4 [3]float64
 	var objective_1_grad [3]float64
-	var objective_2_grad [3]float64
-	var objective_3_grad [3]float64
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
 
@@ -36401,25 +35582,15 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 		objective_4_grad[i0] += objective_gradV * r[i0]
 	}
 
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 3 {
-		objective_2_grad[i0] += objective_4_grad[i0]
-	}
-
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad
-	for i0 := range 3 {
-		objective_3_grad[i0] += objective_4_grad[i0]
-	}
-
 	// backprop of op 2 (_objective.3 = einsum "++" "i3 => i" of a): g1 =+ g; g1 is a.grad
 	gARow := (*[9]float64)(gA[3:12])
 	for i0 := range 3 {
-		gARow[4*i0] += objective_3_grad[i0]
+		gARow[4*i0] += objective_4_grad[i0]
 	}
 
 	// backprop of op 1 (_objective.2 = pointwise sin of _objective.1): g1 =+ g * cos(v1); g1 is _objective.1.grad
 	for i0 := range 3 {
-		objective_1_grad[i0] += objective_2_grad[i0] * math.Cos(objective_1[i0])
+		objective_1_grad[i0] += objective_4_grad[i0] * math.Cos(objective_1[i0])
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "i1 => i" of a): g1 =+ g; g1 is a.grad
@@ -37090,7 +36261,6 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 //	# zero the gradients
 //	fill w.grad with 0
 //	fill b.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill objective.grad with 0
@@ -37108,10 +36278,7 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 //	  for i1 in 0..3:
 //	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * (1 - (_objective.3[i0, i1] * _objective.3[i0, i1]))
 //
-//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, b): g2 =+ g; g2 is b.grad
 //	for i0 in 0..4:  # reduction
@@ -37122,11 +36289,10 @@ func ocannlBroadcastBiasObjectiveLoss(r *[5][4]float64, x *[5][3]float64, pW *[1
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
+//	      w.grad[i1, i2] += _objective.2.grad[i0, i1] * x[i0, i2]
 func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]float64, pB *[4]float64, gW *[12]float64, gB *[4]float64, loss *[1]float64) {
 	var objective_1 [5][4]float64
 	var objective_3 [5][4]float64
-	var objective_1_grad [5][4]float64
 	var objective_2_grad [5][4]float64
 	var objective_3_grad [5][4]float64
 	var objective_grad [1]float64
@@ -37198,29 +36364,20 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 		}
 	}
 
-	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 5 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, b): g2 =+ g; g2 is b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
-	objective_2_gradRow5 := &objective_2_grad[2]
-	objective_2_gradRow6 := &objective_2_grad[3]
-	objective_2_gradRow7 := &objective_2_grad[4]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
+	objective_2_gradRow4 := &objective_2_grad[2]
+	objective_2_gradRow5 := &objective_2_grad[3]
+	objective_2_gradRow6 := &objective_2_grad[4]
 	for i1 := range 4 {
 		acc3 := gB[i1]
+		acc3 += objective_2_gradRow2[i1]
 		acc3 += objective_2_gradRow3[i1]
 		acc3 += objective_2_gradRow4[i1]
 		acc3 += objective_2_gradRow5[i1]
 		acc3 += objective_2_gradRow6[i1]
-		acc3 += objective_2_gradRow7[i1]
 		gB[i1] = acc3
 	}
 
@@ -37228,10 +36385,10 @@ func ocannlBroadcastBiasBackward(r *[5][4]float64, x *[5][3]float64, pW *[12]flo
 	for i0 := range 5 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gWRow := (*[3]float64)(gW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gWRow[i2] += objective_1_gradV * xRow2[i2]
+				gWRow[i2] += objective_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -37343,9 +36500,7 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 //	# zero the gradients
 //	fill s.grad with 0
 //	fill a.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
 //
@@ -37357,25 +36512,19 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 //	  for i1 in 0..3:
 //	    _objective.4.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.4.grad)
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
 //	# backprop of op 2 (_objective.3 = pointwise "*." of _objective.2, s): g1 =+ g * v2; g1 is _objective.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * s[]
+//	    _objective.2.grad[i0, i1] += _objective.4.grad[i0, i1] * s[]
 //
 //	# backprop of op 2 (_objective.3 = pointwise "*." of _objective.2, s): g2 =+ v1 * g; g2 is s.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
-//	    s.grad[] += _objective.2[i0, i1] * _objective.3.grad[i0, i1]
+//	    s.grad[] += _objective.2[i0, i1] * _objective.4.grad[i0, i1]
 //
 //	# backprop of op 1 (_objective.2 = pointwise "*." of a, s): g1 =+ g * v2; g1 is a.grad
 //	for i0 in 0..2:
@@ -37390,18 +36539,16 @@ func ocannlBroadcastScalarObjectiveLoss(r *[3][4]float64, pS *[1]float64, pA *[1
 //	# backprop of op 0 (_objective.1 = pointwise "*." of s, a): g1 =+ g * v2; g1 is s.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
-//	    s.grad[] += _objective.1.grad[i0, i1] * a[i0, i1]
+//	    s.grad[] += _objective.4.grad[i0, i1] * a[i0, i1]
 //
 //	# backprop of op 0 (_objective.1 = pointwise "*." of s, a): g2 =+ v1 * g; g2 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += s[] * _objective.1.grad[i0, i1]
+//	    a.grad[i0, i1] += s[] * _objective.4.grad[i0, i1]
 func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]float64, gS *[1]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_2 [3][4]float64
 	var objective_4 [3][4]float64
-	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
-	var objective_3_grad [3][4]float64
 	var objective_4_grad [3][4]float64
 	var objective_grad [1]float64
 
@@ -37455,31 +36602,13 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 		}
 	}
 
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 3 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_4_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad
-	for i0 := range 3 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
-		objective_3_gradRow := &objective_3_grad[i0]
-		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_4_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 2 (_objective.3 = pointwise "*." of _objective.2, s): g1 =+ g * v2; g1 is _objective.2.grad
 	pSV3 := pS[0]
 	for i0 := range 3 {
-		objective_3_gradRow2 := &objective_3_grad[i0]
+		objective_4_gradRow2 := &objective_4_grad[i0]
 		objective_2_gradRow := &objective_2_grad[i0]
 		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_3_gradRow2[i1] * pSV3
+			objective_2_gradRow[i1] += objective_4_gradRow2[i1] * pSV3
 		}
 	}
 
@@ -37488,9 +36617,9 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	acc2 := gS[0]
 	for i0 := range 3 {
 		objective_2Row3 := &objective_2[i0]
-		objective_3_gradRow3 := &objective_3_grad[i0]
+		objective_4_gradRow3 := &objective_4_grad[i0]
 		for i1 := range 4 {
-			acc2 += objective_2Row3[i1] * objective_3_gradRow3[i1]
+			acc2 += objective_2Row3[i1] * objective_4_gradRow3[i1]
 		}
 	}
 	gS[0] = acc2
@@ -37521,10 +36650,10 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	// reduction accumulated in a local variable.
 	acc4 := gS[0]
 	for i0 := range 3 {
-		objective_1_gradRow2 := &objective_1_grad[i0]
+		objective_4_gradRow4 := &objective_4_grad[i0]
 		pARow4 := (*[4]float64)(pA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			acc4 += objective_1_gradRow2[i1] * pARow4[i1]
+			acc4 += objective_4_gradRow4[i1] * pARow4[i1]
 		}
 	}
 	gS[0] = acc4
@@ -37532,10 +36661,10 @@ func ocannlBroadcastScalarBackward(r *[3][4]float64, pS *[1]float64, pA *[12]flo
 	// backprop of op 0 (_objective.1 = pointwise "*." of s, a): g2 =+ v1 * g; g2 is a.grad
 	pSV5 := pS[0]
 	for i0 := range 3 {
-		objective_1_gradRow3 := &objective_1_grad[i0]
+		objective_4_gradRow5 := &objective_4_grad[i0]
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += pSV5 * objective_1_gradRow3[i1]
+			gARow2[i1] += pSV5 * objective_4_gradRow5[i1]
 		}
 	}
 }
@@ -37959,9 +37088,6 @@ func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[
 //
 //	# zero the gradients
 //	fill a.grad with 0
-//	fill _objective.1.grad with 0
-//	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
 //
@@ -37973,35 +37099,23 @@ func ocannlBroadcastConstObjectiveLoss(r *[3][4]float64, pA *[12]float64, out *[
 //	  for i1 in 0..3:
 //	    _objective.4.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.4.grad)
 //
-//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3.grad[i0, i1] += _objective.4.grad[i0, i1]
+//	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
 //	# backprop of op 2 (_objective.3 = pointwise "/." of a, _num.3): g1 =+ g / v2; g1 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _objective.3.grad[i0, i1] / _num.3[0]
+//	    a.grad[i0, i1] += _objective.4.grad[i0, i1] / _num.3[0]
 //
-//	# backprop of op 1 (_objective.2 = pointwise "-" of _objective.1, _num.2): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.2 = pointwise "-" of _objective.1, _num.2): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 0 (_objective.1 = pointwise "*." of _num.1, a): g2 =+ v1 * g; g2 is a.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    a.grad[i0, i1] += _num.1[0] * _objective.1.grad[i0, i1]
+//	    a.grad[i0, i1] += _num.1[0] * _objective.4.grad[i0, i1]
 func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
 	var objective_4 [3][4]float64
-	var objective_1_grad [3][4]float64
-	var objective_2_grad [3][4]float64
-	var objective_3_grad [3][4]float64
 	var objective_4_grad [3][4]float64
 	var objective_grad [1]float64
 
@@ -38042,48 +37156,21 @@ func ocannlBroadcastConstBackward(r *[3][4]float64, pA *[12]float64, gA *[12]flo
 		}
 	}
 
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 3 {
-		objective_4_gradRow2 := &objective_4_grad[i0]
-		objective_2_gradRow := &objective_2_grad[i0]
-		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_4_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 3 (_objective.4 = pointwise "+" of _objective.2, _objective.3): g2 =+ g; g2 is _objective.3.grad
-	for i0 := range 3 {
-		objective_4_gradRow3 := &objective_4_grad[i0]
-		objective_3_gradRow := &objective_3_grad[i0]
-		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_4_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 2 (_objective.3 = pointwise "/." of a, _num.3): g1 =+ g / v2; g1 is a.grad
 	for i0 := range 3 {
-		objective_3_gradRow2 := &objective_3_grad[i0]
+		objective_4_gradRow2 := &objective_4_grad[i0]
 		gARow := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow[i1] += objective_3_gradRow2[i1] / 3
-		}
-	}
-
-	// backprop of op 1 (_objective.2 = pointwise "-" of _objective.1, _num.2): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 3 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
+			gARow[i1] += objective_4_gradRow2[i1] / 3
 		}
 	}
 
 	// backprop of op 0 (_objective.1 = pointwise "*." of _num.1, a): g2 =+ v1 * g; g2 is a.grad
 	for i0 := range 3 {
-		objective_1_gradRow2 := &objective_1_grad[i0]
+		objective_4_gradRow3 := &objective_4_grad[i0]
 		gARow2 := (*[4]float64)(gA[4*i0 : 4*i0+4])
 		for i1 := range 4 {
-			gARow2[i1] += 2 * objective_1_gradRow2[i1]
+			gARow2[i1] += 2 * objective_4_gradRow3[i1]
 		}
 	}
 }
@@ -39038,7 +38125,6 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	# zero the gradients
 //	fill img.grad with 0
 //	fill objective.conv2d_valid#1.kernel.grad with 0
-//	fill objective.conv2d_valid#1/y.grad with 0
 //	fill objective.conv2d_valid#1.bias.grad with 0
 //	fill _objective.max_pool#1/x.1.grad with 0
 //	fill objective.max_pool#1/x.grad with 0
@@ -39083,12 +38169,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _objective.max_pool#1/x.1[i0, i1, i2, i3], objective.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..2:
-//	        objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] += _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
+//	# backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad (the copy elided: objective.conv2d_valid#1/y.grad reads _objective.max_pool#1/x.1.grad)
 //
 //	# backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 //	for i0 in 0..1:  # reduction
@@ -39104,7 +38185,7 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:  # reduction
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            img.grad[i0, i1 + i4, i2 + i5, 0] += objective.conv2d_valid#1/y.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
+//	            img.grad[i0, i1 + i4, i2 + i5, 0] += _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# backprop of op 0 (objective.conv2d_valid#1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of img, objective.conv2d_valid#1.kernel): g2 =+ v1 * g; g2 is objective.conv2d_valid#1.kernel.grad
 //	for i0 in 0..1:  # reduction
@@ -39113,14 +38194,13 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	      for i3 in 0..2:
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
-//	            objective.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * objective.conv2d_valid#1/y.grad[i0, i1, i2, i3]
+//	            objective.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, gImg *[72]float64, gObjectiveConv2dValid1Kernel *[27]float64, gObjectiveConv2dValid1Bias *[3]float64, loss *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
 	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
-	var objective_conv2d_valid_1_y_grad [2][4][4][3]float64
 	var objective_max_pool_1_x_1_grad [2][4][4][3]float64
 	var objective_max_pool_1_x_grad [2][4][4][3]float64
 	var objective_max_pool_1_y_grad [2][2][2][3]float64
@@ -39362,19 +38442,6 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_max_pool_1_x_1_gradRow2 := &objective_max_pool_1_x_1_grad[i0][i1][i2]
-				objective_conv2d_valid_1_y_gradRow := &objective_conv2d_valid_1_y_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradRow[i3] += objective_max_pool_1_x_1_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -39385,16 +38452,16 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				objective_max_pool_1_x_1_gradRow3 := &objective_max_pool_1_x_1_grad[i0][i1][0]
-				objective_max_pool_1_x_1_gradRow4 := &objective_max_pool_1_x_1_grad[i0][i1][1]
-				objective_max_pool_1_x_1_gradRow5 := &objective_max_pool_1_x_1_grad[i0][i1][2]
-				objective_max_pool_1_x_1_gradRow6 := &objective_max_pool_1_x_1_grad[i0][i1][3]
+				objective_max_pool_1_x_1_gradRow2 := &objective_max_pool_1_x_1_grad[i0][i1][0]
+				objective_max_pool_1_x_1_gradRow3 := &objective_max_pool_1_x_1_grad[i0][i1][1]
+				objective_max_pool_1_x_1_gradRow4 := &objective_max_pool_1_x_1_grad[i0][i1][2]
+				objective_max_pool_1_x_1_gradRow5 := &objective_max_pool_1_x_1_grad[i0][i1][3]
 				for i3 := range 3 {
 					acc5 := gObjectiveConv2dValid1Bias[i3]
+					acc5 += objective_max_pool_1_x_1_gradRow2[i3]
 					acc5 += objective_max_pool_1_x_1_gradRow3[i3]
 					acc5 += objective_max_pool_1_x_1_gradRow4[i3]
 					acc5 += objective_max_pool_1_x_1_gradRow5[i3]
-					acc5 += objective_max_pool_1_x_1_gradRow6[i3]
 					gObjectiveConv2dValid1Bias[i3] = acc5
 				}
 			}
@@ -39406,12 +38473,12 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_max_pool_1_x_1_gradV := objective_max_pool_1_x_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						pObjectiveConv2dValid1KernelRow2 := (*[3]float64)(pObjectiveConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						gImgRow := (*[3]float64)(gImg[36*i0+6*i1+6*i4+i2 : 36*i0+6*i1+6*i4+i2+3])
 						for i5 := range 3 {
-							gImgRow[i5] += objective_conv2d_valid_1_y_gradV * pObjectiveConv2dValid1KernelRow2[i5]
+							gImgRow[i5] += objective_max_pool_1_x_1_gradV * pObjectiveConv2dValid1KernelRow2[i5]
 						}
 					}
 				}
@@ -39424,12 +38491,12 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		for i1 := range 4 {
 			for i2 := range 4 {
 				for i3 := range 3 {
-					objective_conv2d_valid_1_y_gradV2 := objective_conv2d_valid_1_y_grad[i0][i1][i2][i3]
+					objective_max_pool_1_x_1_gradV2 := objective_max_pool_1_x_1_grad[i0][i1][i2][i3]
 					for i4 := range 3 {
 						pImgRow2 := (*[3]float64)(pImg[36*i0+6*i1+6*i4+i2 : 36*i0+6*i1+6*i4+i2+3])
 						gObjectiveConv2dValid1KernelRow := (*[3]float64)(gObjectiveConv2dValid1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
 						for i5 := range 3 {
-							gObjectiveConv2dValid1KernelRow[i5] += pImgRow2[i5] * objective_conv2d_valid_1_y_gradV2
+							gObjectiveConv2dValid1KernelRow[i5] += pImgRow2[i5] * objective_max_pool_1_x_1_gradV2
 						}
 					}
 				}
@@ -41038,7 +40105,6 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 //	# zero the gradients
 //	fill w.grad with 0
 //	fill net.w.grad with 0
-//	fill _objective.1.grad with 0
 //	fill net.b.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
@@ -41070,10 +40136,7 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 //	  for i1 in 0..3:
 //	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * (1 - (_objective.3[i0, i1] * _objective.3[i0, i1]))
 //
-//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 //	for i0 in 0..1:  # reduction
@@ -41084,12 +40147,11 @@ func ocannlSaveAObjectiveLoss(x *[2][3]float64, r *[2][4]float64, pW *[16]float6
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
+//	      net.w.grad[i1, i2] += _objective.2.grad[i0, i1] * x[i0, i2]
 func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pNetW *[12]float64, pNetB *[4]float64, gW *[16]float64, gNetW *[12]float64, gNetB *[4]float64, loss *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
-	var objective_1_grad [2][4]float64
 	var objective_2_grad [2][4]float64
 	var objective_3_grad [2][4]float64
 	var objective_4_grad [2][4]float64
@@ -41206,23 +40268,14 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 		}
 	}
 
-	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 2 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
 	for i1 := range 4 {
 		acc5 := gNetB[i1]
+		acc5 += objective_2_gradRow2[i1]
 		acc5 += objective_2_gradRow3[i1]
-		acc5 += objective_2_gradRow4[i1]
 		gNetB[i1] = acc5
 	}
 
@@ -41230,10 +40283,10 @@ func ocannlSaveABackward(x *[2][3]float64, r *[2][4]float64, pW *[16]float64, pN
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gNetWRow := (*[3]float64)(gNetW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetWRow[i2] += objective_1_gradV * xRow2[i2]
+				gNetWRow[i2] += objective_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -41396,7 +40449,6 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 //	# zero the gradients
 //	fill w.grad with 0
 //	fill net.w.grad with 0
-//	fill _objective.1.grad with 0
 //	fill net.b.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
@@ -41428,10 +40480,7 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 //	  for i1 in 0..3:
 //	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * (1 - (_objective.3[i0, i1] * _objective.3[i0, i1]))
 //
-//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 //	for i0 in 0..1:  # reduction
@@ -41442,12 +40491,11 @@ func ocannlSaveBObjectiveLoss(x *[2][2]float64, r *[2][4]float64, pW *[16]float6
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..1:
-//	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
+//	      net.w.grad[i1, i2] += _objective.2.grad[i0, i1] * x[i0, i2]
 func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pNetW *[8]float64, pNetB *[4]float64, gW *[16]float64, gNetW *[8]float64, gNetB *[4]float64, loss *[1]float64) {
 	var objective_1 [2][4]float64
 	var objective_3 [2][4]float64
 	var objective_4 [2][4]float64
-	var objective_1_grad [2][4]float64
 	var objective_2_grad [2][4]float64
 	var objective_3_grad [2][4]float64
 	var objective_4_grad [2][4]float64
@@ -41564,23 +40612,14 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 		}
 	}
 
-	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 2 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
 	for i1 := range 4 {
 		acc5 := gNetB[i1]
+		acc5 += objective_2_gradRow2[i1]
 		acc5 += objective_2_gradRow3[i1]
-		acc5 += objective_2_gradRow4[i1]
 		gNetB[i1] = acc5
 	}
 
@@ -41588,10 +40627,10 @@ func ocannlSaveBBackward(x *[2][2]float64, r *[2][4]float64, pW *[16]float64, pN
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gNetWRow := (*[2]float64)(gNetW[2*i1 : 2*i1+2])
 			for i2 := range 2 {
-				gNetWRow[i2] += objective_1_gradV * xRow2[i2]
+				gNetWRow[i2] += objective_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -41754,7 +40793,6 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 //	# zero the gradients
 //	fill w.grad with 0
 //	fill net.w.grad with 0
-//	fill _objective.1.grad with 0
 //	fill net.b.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
@@ -41786,10 +40824,7 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 //	  for i1 in 0..3:
 //	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * (1 - (_objective.3[i0, i1] * _objective.3[i0, i1]))
 //
-//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, i1]
+//	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 //	for i0 in 0..1:  # reduction
@@ -41800,12 +40835,11 @@ func ocannlSaveF32ObjectiveLoss(x *[2][3]float32, r *[2][4]float32, pW *[16]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      net.w.grad[i1, i2] += _objective.1.grad[i0, i1] * x[i0, i2]
+//	      net.w.grad[i1, i2] += _objective.2.grad[i0, i1] * x[i0, i2]
 func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, pNetW *[12]float32, pNetB *[4]float32, gW *[16]float32, gNetW *[12]float32, gNetB *[4]float32, loss *[1]float32) {
 	var objective_1 [2][4]float32
 	var objective_3 [2][4]float32
 	var objective_4 [2][4]float32
-	var objective_1_grad [2][4]float32
 	var objective_2_grad [2][4]float32
 	var objective_3_grad [2][4]float32
 	var objective_4_grad [2][4]float32
@@ -41922,23 +40956,14 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 		}
 	}
 
-	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 2 {
-		objective_2_gradRow2 := &objective_2_grad[i0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 4 {
-			objective_1_gradRow[i1] += objective_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_objective.2 = pointwise "+" of _objective.1, net.b): g2 =+ g; g2 is net.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_2_gradRow3 := &objective_2_grad[0]
-	objective_2_gradRow4 := &objective_2_grad[1]
+	objective_2_gradRow2 := &objective_2_grad[0]
+	objective_2_gradRow3 := &objective_2_grad[1]
 	for i1 := range 4 {
 		acc5 := gNetB[i1]
+		acc5 += objective_2_gradRow2[i1]
 		acc5 += objective_2_gradRow3[i1]
-		acc5 += objective_2_gradRow4[i1]
 		gNetB[i1] = acc5
 	}
 
@@ -41946,10 +40971,10 @@ func ocannlSaveF32Backward(x *[2][3]float32, r *[2][4]float32, pW *[16]float32, 
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			objective_1_gradV := objective_1_grad[i0][i1]
+			objective_2_gradV := objective_2_grad[i0][i1]
 			gNetWRow := (*[3]float32)(gNetW[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetWRow[i2] += objective_1_gradV * xRow2[i2]
+				gNetWRow[i2] += objective_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -44028,36 +43053,22 @@ func ocannlTanhBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 //
 // Loop nests:
 //
-//	# _objective.1 = pointwise id of w
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = w[i0, i1]
+//	# _objective.1 = pointwise id of w (the copy elided: _objective.1 reads w)
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
-//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+//	    objective[0] += w[i0, i1] * r[i0, i1]
 func ocannlIdObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
-	var objective_1 [3][4]float64
-
-	// _objective.1 = pointwise id of w
-	for i0 := range 3 {
-		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pWRow[i1]
-		}
-	}
-
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// reduction accumulated in a local variable.
 	acc := float64(0)
 	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
+		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
 		rRow := &r[i0]
 		for i1 := range 4 {
-			acc += objective_1Row2[i1] * rRow[i1]
+			acc += pWRow[i1] * rRow[i1]
 		}
 	}
 	out[0] = acc
@@ -44079,16 +43090,13 @@ func ocannlIdObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 //
 // Loop nests:
 //
-//	# _objective.1 = pointwise id of w
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.1[i0, i1] = w[i0, i1]
+//	# _objective.1 = pointwise id of w (the copy elided: _objective.1 reads w)
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 //	fill objective with 0
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..3:  # reduction
-//	    objective[0] += _objective.1[i0, i1] * r[i0, i1]
+//	    objective[0] += w[i0, i1] * r[i0, i1]
 //
 //	# zero the gradients
 //	fill w.grad with 0
@@ -44108,27 +43116,17 @@ func ocannlIdObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64) {
 //	  for i1 in 0..3:
 //	    w.grad[i0, i1] += _objective.1.grad[i0, i1]
 func ocannlIdBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *[1]float64) {
-	var objective_1 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_grad [1]float64
-
-	// _objective.1 = pointwise id of w
-	for i0 := range 3 {
-		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
-		objective_1Row := &objective_1[i0]
-		for i1 := range 4 {
-			objective_1Row[i1] = pWRow[i1]
-		}
-	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// reduction accumulated in a local variable.
 	acc := float64(0)
 	for i0 := range 3 {
-		objective_1Row2 := &objective_1[i0]
+		pWRow := (*[4]float64)(pW[4*i0 : 4*i0+4])
 		rRow := &r[i0]
 		for i1 := range 4 {
-			acc += objective_1Row2[i1] * rRow[i1]
+			acc += pWRow[i1] * rRow[i1]
 		}
 	}
 	loss[0] = acc
@@ -44289,9 +43287,7 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 //	fill w.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
-//	fill _objective.5.grad with 0
 //	fill _objective.6.grad with 0
 //	fill _objective.7.grad with 0
 //	fill objective.grad with 0
@@ -44309,20 +43305,14 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 //	  for i1 in 0..3:
 //	    _objective.6.grad[i0, i1] += _objective.7.grad[i0, i1] * (1 - (_objective.7[i0, i1] * _objective.7[i0, i1]))
 //
-//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g1 =+ g; g1 is _objective.3.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.3.grad[i0, i1] += _objective.6.grad[i0, i1]
+//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g1 =+ g; g1 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.6.grad)
 //
-//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g2 =+ g; g2 is _objective.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    _objective.5.grad[i0, i1] += _objective.6.grad[i0, i1]
+//	# backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g2 =+ g; g2 is _objective.5.grad (the copy elided: _objective.5.grad reads _objective.6.grad)
 //
 //	# backprop of op 4 (_objective.5 = pointwise sqrt of _objective.4): g1 =+ g / (2 * t); g1 is _objective.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.4.grad[i0, i1] += _objective.5.grad[i0, i1] / (2 * _objective.5[i0, i1])
+//	    _objective.4.grad[i0, i1] += _objective.6.grad[i0, i1] / (2 * _objective.5[i0, i1])
 //
 //	# backprop of op 3 (_objective.4 = pointwise exp of w): g1 =+ g * t; g1 is w.grad
 //	for i0 in 0..2:
@@ -44332,7 +43322,7 @@ func ocannlUnaryChainObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]fl
 //	# backprop of op 2 (_objective.3 = pointwise sin of _objective.2): g1 =+ g * cos(v1); g1 is _objective.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    _objective.2.grad[i0, i1] += _objective.3.grad[i0, i1] * cos(_objective.2[i0, i1])
+//	    _objective.2.grad[i0, i1] += _objective.6.grad[i0, i1] * cos(_objective.2[i0, i1])
 //
 //	# backprop of op 1 (_objective.2 = pointwise exp2 of _objective.1): g1 =+ g * (0.6931471805599453 * t); g1 is _objective.1.grad
 //	for i0 in 0..2:
@@ -44350,9 +43340,7 @@ func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64
 	var objective_7 [3][4]float64
 	var objective_1_grad [3][4]float64
 	var objective_2_grad [3][4]float64
-	var objective_3_grad [3][4]float64
 	var objective_4_grad [3][4]float64
-	var objective_5_grad [3][4]float64
 	var objective_6_grad [3][4]float64
 	var objective_7_grad [3][4]float64
 	var objective_grad [1]float64
@@ -44432,31 +43420,13 @@ func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64
 		}
 	}
 
-	// backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g1 =+ g; g1 is _objective.3.grad
-	for i0 := range 3 {
-		objective_6_gradRow2 := &objective_6_grad[i0]
-		objective_3_gradRow := &objective_3_grad[i0]
-		for i1 := range 4 {
-			objective_3_gradRow[i1] += objective_6_gradRow2[i1]
-		}
-	}
-
-	// backprop of op 5 (_objective.6 = pointwise "+" of _objective.3, _objective.5): g2 =+ g; g2 is _objective.5.grad
-	for i0 := range 3 {
-		objective_6_gradRow3 := &objective_6_grad[i0]
-		objective_5_gradRow := &objective_5_grad[i0]
-		for i1 := range 4 {
-			objective_5_gradRow[i1] += objective_6_gradRow3[i1]
-		}
-	}
-
 	// backprop of op 4 (_objective.5 = pointwise sqrt of _objective.4): g1 =+ g / (2 * t); g1 is _objective.4.grad
 	for i0 := range 3 {
-		objective_5_gradRow2 := &objective_5_grad[i0]
+		objective_6_gradRow2 := &objective_6_grad[i0]
 		objective_5Row3 := &objective_5[i0]
 		objective_4_gradRow := &objective_4_grad[i0]
 		for i1 := range 4 {
-			objective_4_gradRow[i1] += objective_5_gradRow2[i1] / (2 * objective_5Row3[i1])
+			objective_4_gradRow[i1] += objective_6_gradRow2[i1] / (2 * objective_5Row3[i1])
 		}
 	}
 
@@ -44472,11 +43442,11 @@ func ocannlUnaryChainBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64
 
 	// backprop of op 2 (_objective.3 = pointwise sin of _objective.2): g1 =+ g * cos(v1); g1 is _objective.2.grad
 	for i0 := range 3 {
-		objective_3_gradRow2 := &objective_3_grad[i0]
+		objective_6_gradRow3 := &objective_6_grad[i0]
 		objective_2Row3 := &objective_2[i0]
 		objective_2_gradRow := &objective_2_grad[i0]
 		for i1 := range 4 {
-			objective_2_gradRow[i1] += objective_3_gradRow2[i1] * math.Cos(objective_2Row3[i1])
+			objective_2_gradRow[i1] += objective_6_gradRow3[i1] * math.Cos(objective_2Row3[i1])
 		}
 	}
 

@@ -1943,11 +1943,8 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //
 //	# zero the gradients
 //	fill objective.net.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill objective.net.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -1974,10 +1971,7 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	for i0 in 0..5:
 //	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += objective.cross_entropy#1/picked.grad[i0]
 //
-//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += objective.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..5:
@@ -1996,17 +1990,14 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	# backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += objective.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:  # reduction
-//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
+//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@2 = 3 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@2 with 3
@@ -2019,23 +2010,20 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	# backprop of op 2 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@2[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:
-//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	    objective.net.b.grad[i1] += objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 0 (_objective.cross_entropy#1/logits.1 = compose "*" of objective.net.w, x): g1 =+ g * v2; g1 is objective.net.w.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.net.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * x[i0, i2]
+//	      objective.net.w.grad[i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1] * x[i0, i2]
 func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64, pObjectiveNetB *[3]float64, gObjectiveNetW *[12]float64, gObjectiveNetB *[3]float64, loss *[1]float64) {
 	var objective_cross_entropy_1_logits_1 [6][3]float64
 	var objective_cross_entropy_1_logits [6][3]float64
@@ -2048,10 +2036,7 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	var objective_cross_entropy_1_picked [6]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
-	var objective_cross_entropy_1_logits_1_grad [6][3]float64
-	var objective_cross_entropy_1_logits_grad [6][3]float64
 	var objective_cross_entropy_1_m_grad [6][1]float64
-	var objective_cross_entropy_1_z_grad [6][3]float64
 	var objective_cross_entropy_1_logp_1_grad [6][3]float64
 	var objective_cross_entropy_1_logp_2_grad [6][1]float64
 	var objective_cross_entropy_1_logp_3_grad [6][1]float64
@@ -2193,22 +2178,13 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_cross_entropy_1_picked_grad[i0]
 	}
 
-	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 6 {
-		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
-		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow[i1]
-		}
-	}
-
 	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
 		acc5 := objective_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
+			acc5 -= objective_cross_entropy_1_logp_gradRow[i1]
 		}
 		objective_cross_entropy_1_logp_3_grad[i0][0] = acc5
 	}
@@ -2231,28 +2207,19 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	for i0 := range 6 {
 		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
-		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 6 {
-		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0]
-		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
-		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
 		acc6 := objective_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+			acc6 -= objective_cross_entropy_1_logp_gradRow3[i1]
 		}
 		objective_cross_entropy_1_m_grad[i0][0] = acc6
 	}
@@ -2286,7 +2253,7 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	for i0 := range 6 {
 		objective_cross_entropy_1_m_argmax_2V := objective_cross_entropy_1_m_argmax_2[i0][0]
 		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
-		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r3 float64
 			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_2V {
@@ -2296,39 +2263,30 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 			if r3 != 0 {
 				r4 = objective_cross_entropy_1_m_gradV
 			}
-			objective_cross_entropy_1_logits_gradRow2[i1] += r4
-		}
-	}
-
-	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 6 {
-		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow4[i1] += r4
 		}
 	}
 
 	// backprop of op 1 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, objective.net.b): g2 =+ g; g2 is objective.net.b.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 4; i0 += 4 {
-		objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0+1]
-		objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0+2]
-		objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[i0+3]
+		objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[i0+1]
+		objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[i0+2]
+		objective_cross_entropy_1_logp_gradRow8 := &objective_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 3 {
 			acc8 := gObjectiveNetB[i1]
-			acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
-			acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
-			acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
-			acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
+			acc8 += objective_cross_entropy_1_logp_gradRow5[i1]
+			acc8 += objective_cross_entropy_1_logp_gradRow6[i1]
+			acc8 += objective_cross_entropy_1_logp_gradRow7[i1]
+			acc8 += objective_cross_entropy_1_logp_gradRow8[i1]
 			gObjectiveNetB[i1] = acc8
 		}
 	}
 	for i0 := 4; i0 < 6; i0++ {
-		objective_cross_entropy_1_logits_gradRow8 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logp_gradRow9 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			gObjectiveNetB[i1] += objective_cross_entropy_1_logits_gradRow8[i1]
+			gObjectiveNetB[i1] += objective_cross_entropy_1_logp_gradRow9[i1]
 		}
 	}
 
@@ -2336,10 +2294,10 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1]
 			gObjectiveNetWRow := (*[4]float64)(gObjectiveNetW[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logits_1_gradV * xRow2[i2]
+				gObjectiveNetWRow[i2] += objective_cross_entropy_1_logp_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -2754,11 +2712,8 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -2787,11 +2742,7 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -2814,19 +2765,15 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
-//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@3 with 7
@@ -2841,33 +2788,29 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
-//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      head.b.grad[i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logp.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..3:  # reduction
@@ -2888,10 +2831,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
-	var objective_cross_entropy_1_logits_grad [4][3][7]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
-	var objective_cross_entropy_1_z_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][3][1]float64
@@ -3096,17 +3036,6 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		}
 	}
 
-	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
-			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
-			}
-		}
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -3117,10 +3046,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+					acc5 -= objective_cross_entropy_1_logp_gradRow[i2]
 				}
 				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
 			}
@@ -3153,20 +3082,9 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		for i1 := range 3 {
 			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
-			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
-			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -3174,17 +3092,17 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+					acc6 -= objective_cross_entropy_1_logp_gradRow3[i2]
 				}
 				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
 			}
@@ -3232,7 +3150,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		for i1 := range 3 {
 			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
 			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
-			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
 				var r3 float64
 				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
@@ -3242,18 +3160,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 				if r3 != 0 {
 					r4 = objective_cross_entropy_1_m_gradV
 				}
-				objective_cross_entropy_1_logits_gradRow2[i2] += r4
-			}
-		}
-	}
-
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow4[i2] += r4
 			}
 		}
 	}
@@ -3261,20 +3168,20 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0][0]
+			objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[i0][1]
+			objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow7[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -3284,21 +3191,21 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 7 {
-			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logp_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logp_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 7 {
-					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 					for i3 := range 5 {
-						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+						gHeadWRow[i3] += objective_cross_entropy_1_logp_gradV * emb_eRow2[i3]
 					}
 				}
 			}
@@ -3310,13 +3217,13 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -3326,27 +3233,27 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV2 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logp_gradV3 := objective_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logp_gradV4 := objective_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logp_gradV5 := objective_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logp_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logp_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logp_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logp_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV6 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logp_gradV6
 					}
 				}
 			}
@@ -4681,11 +4588,8 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -4714,11 +4618,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -4741,19 +4641,15 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
-//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@3 with 7
@@ -4768,33 +4664,29 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
-//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      head.b.grad[i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logp.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..3:  # reduction
@@ -4815,10 +4707,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
-	var objective_cross_entropy_1_logits_grad [4][3][7]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
-	var objective_cross_entropy_1_z_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][3][1]float64
@@ -5023,17 +4912,6 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
-			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
-			}
-		}
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -5044,10 +4922,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+					acc5 -= objective_cross_entropy_1_logp_gradRow[i2]
 				}
 				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
 			}
@@ -5080,20 +4958,9 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		for i1 := range 3 {
 			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
-			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
-			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -5101,17 +4968,17 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce4AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+					acc6 -= objective_cross_entropy_1_logp_gradRow3[i2]
 				}
 				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
 			}
@@ -5159,7 +5026,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		for i1 := range 3 {
 			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
 			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
-			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
 				var r3 float64
 				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
@@ -5169,18 +5036,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 				if r3 != 0 {
 					r4 = objective_cross_entropy_1_m_gradV
 				}
-				objective_cross_entropy_1_logits_gradRow2[i2] += r4
-			}
-		}
-	}
-
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow4[i2] += r4
 			}
 		}
 	}
@@ -5188,20 +5044,20 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX512(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0][0]
+			objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[i0][1]
+			objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow7[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -5211,21 +5067,21 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 7 {
-			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX512(&gHeadW[5*i2], &objective_cross_entropy_1_logp_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logp_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			for i1 := range 3 {
 				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 7 {
-					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 					for i3 := range 5 {
-						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+						gHeadWRow[i3] += objective_cross_entropy_1_logp_gradV * emb_eRow2[i3]
 					}
 				}
 			}
@@ -5237,13 +5093,13 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	if ocannlAVX512 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -5253,27 +5109,27 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV2 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logp_gradV3 := objective_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logp_gradV4 := objective_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logp_gradV5 := objective_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logp_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logp_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logp_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logp_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV6 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logp_gradV6
 					}
 				}
 			}
@@ -5703,11 +5559,8 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -5736,11 +5589,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -5763,19 +5612,15 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
-//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@3 with 7
@@ -5790,33 +5635,29 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
-//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      head.b.grad[i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logp.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..1:  # reduction
@@ -5837,10 +5678,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
-	var objective_cross_entropy_1_logits_grad [2][3][7]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
-	var objective_cross_entropy_1_z_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
@@ -6049,17 +5887,6 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
-			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
-			}
-		}
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -6070,10 +5897,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+					acc5 -= objective_cross_entropy_1_logp_gradRow[i2]
 				}
 				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
 			}
@@ -6106,20 +5933,9 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		for i1 := range 3 {
 			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
-			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
-			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -6127,17 +5943,17 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+					acc6 -= objective_cross_entropy_1_logp_gradRow3[i2]
 				}
 				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
 			}
@@ -6185,7 +6001,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		for i1 := range 3 {
 			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
 			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
-			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
 				var r3 float64
 				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
@@ -6195,18 +6011,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 				if r3 != 0 {
 					r4 = objective_cross_entropy_1_m_gradV
 				}
-				objective_cross_entropy_1_logits_gradRow2[i2] += r4
-			}
-		}
-	}
-
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow4[i2] += r4
 			}
 		}
 	}
@@ -6214,20 +6019,20 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0][0]
+			objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[i0][1]
+			objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow7[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -6238,10 +6043,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		for i1 := range 3 {
 			emb_eRow2 := &emb_e[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+					gHeadWRow[i3] += objective_cross_entropy_1_logp_gradV * emb_eRow2[i3]
 				}
 			}
 		}
@@ -6252,13 +6057,13 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -6268,27 +6073,27 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV2 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logp_gradV3 := objective_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logp_gradV4 := objective_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logp_gradV5 := objective_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logp_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logp_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logp_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logp_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV6 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logp_gradV6
 					}
 				}
 			}
@@ -6939,11 +6744,8 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	fill emb.table.grad with 0
 //	fill emb/e.grad with 0
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -6972,11 +6774,7 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	  for i1 in 0..2:
 //	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
 //
-//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -6999,19 +6797,15 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
-//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
-//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@3 with 7
@@ -7026,33 +6820,29 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
-//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//	      head.b.grad[i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//	        head.w.grad[i2, i3] += objective.cross_entropy#1/logp.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * objective.cross_entropy#1/logp.grad[i0, i1, i2]
 //
 //	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..1:  # reduction
@@ -7073,10 +6863,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
-	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
-	var objective_cross_entropy_1_logits_grad [2][3][7]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
-	var objective_cross_entropy_1_z_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
@@ -7285,17 +7072,6 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		}
 	}
 
-	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
-			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
-			}
-		}
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -7306,10 +7082,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+					acc5 -= objective_cross_entropy_1_logp_gradRow[i2]
 				}
 				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
 			}
@@ -7342,20 +7118,9 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		for i1 := range 3 {
 			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
-			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
-			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -7363,17 +7128,17 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX512(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 3 {
-				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0][i1]
 				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
 				for i2 := range 7 {
-					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+					acc6 -= objective_cross_entropy_1_logp_gradRow3[i2]
 				}
 				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
 			}
@@ -7421,7 +7186,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		for i1 := range 3 {
 			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
 			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
-			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
 				var r3 float64
 				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
@@ -7431,18 +7196,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 				if r3 != 0 {
 					r4 = objective_cross_entropy_1_m_gradV
 				}
-				objective_cross_entropy_1_logits_gradRow2[i2] += r4
-			}
-		}
-	}
-
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
-			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+				objective_cross_entropy_1_logp_gradRow4[i2] += r4
 			}
 		}
 	}
@@ -7450,20 +7204,20 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX512(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
-			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
-			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
-			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[i0][0]
+			objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[i0][1]
+			objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[i0][2]
 			for i2 := range 7 {
 				acc8 := gHeadB[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
-				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow6[i2]
+				acc8 += objective_cross_entropy_1_logp_gradRow7[i2]
 				gHeadB[i2] = acc8
 			}
 		}
@@ -7474,10 +7228,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		for i1 := range 3 {
 			emb_eRow2 := &emb_e[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 				for i3 := range 5 {
-					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+					gHeadWRow[i3] += objective_cross_entropy_1_logp_gradV * emb_eRow2[i3]
 				}
 			}
 		}
@@ -7488,13 +7242,13 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX512(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -7504,27 +7258,27 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV2 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
-					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					objective_cross_entropy_1_logp_gradV3 := objective_cross_entropy_1_logp_grad[i0][i1][i2+1]
 					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
-					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					objective_cross_entropy_1_logp_gradV4 := objective_cross_entropy_1_logp_grad[i0][i1][i2+2]
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
-					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					objective_cross_entropy_1_logp_gradV5 := objective_cross_entropy_1_logp_grad[i0][i1][i2+3]
 					for i3 := range 5 {
 						acc9 := emb_e_gradRow[i3]
-						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
-						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
-						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
-						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logp_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logp_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logp_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logp_gradV5
 						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
-					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					objective_cross_entropy_1_logp_gradV6 := objective_cross_entropy_1_logp_grad[i0][i1][i2]
 					for i3 := range 5 {
-						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logp_gradV6
 					}
 				}
 			}
@@ -7883,11 +7637,8 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //
 //	# zero the gradients
 //	fill head.w.grad with 0
-//	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
-//	fill objective.cross_entropy#1/logits.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill objective.cross_entropy#1/z.grad with 0
 //	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
@@ -7914,10 +7665,7 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	for i0 in 0..4:
 //	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += objective.cross_entropy#1/picked.grad[i0]
 //
-//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += objective.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 //	for i0 in 0..4:
@@ -7936,17 +7684,14 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/z.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += objective.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:  # reduction
-//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
+//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 3 (no winner yet)
 //	fill objective.cross_entropy#1/m.argmax@3 with 3
@@ -7959,23 +7704,20 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@3[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@3[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad (the copy elided: _objective.cross_entropy#1/logits.1.grad reads objective.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
-//	    head.b.grad[i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//	    head.b.grad[i1] += objective.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..4:  # reduction
 //	  for i1 in 0..2:
 //	    for i2 in 0..7:
-//	      head.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * head/x[i0, i2]
+//	      head.w.grad[i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1] * head/x[i0, i2]
 func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHeadB *[3]float64, nObjectiveDropout1Mask *[40]float64, gHeadW *[24]float64, gHeadB *[3]float64, loss *[1]float64) {
 	var head_x [5][8]float64
 	var objective_cross_entropy_1_logits_1 [5][3]float64
@@ -7989,10 +7731,7 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	var objective_cross_entropy_1_picked [5]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
-	var objective_cross_entropy_1_logits_1_grad [5][3]float64
-	var objective_cross_entropy_1_logits_grad [5][3]float64
 	var objective_cross_entropy_1_m_grad [5][1]float64
-	var objective_cross_entropy_1_z_grad [5][3]float64
 	var objective_cross_entropy_1_logp_1_grad [5][3]float64
 	var objective_cross_entropy_1_logp_2_grad [5][1]float64
 	var objective_cross_entropy_1_logp_3_grad [5][1]float64
@@ -8150,22 +7889,13 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_cross_entropy_1_picked_grad[i0]
 	}
 
-	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
-	for i0 := range 5 {
-		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
-		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow[i1]
-		}
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 5 {
-		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
 		acc5 := objective_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 3 {
-			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
+			acc5 -= objective_cross_entropy_1_logp_gradRow[i1]
 		}
 		objective_cross_entropy_1_logp_3_grad[i0][0] = acc5
 	}
@@ -8188,28 +7918,19 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	for i0 := range 5 {
 		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
-		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
-	for i0 := range 5 {
-		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0]
-		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 5 {
-		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
 		acc6 := objective_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 3 {
-			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+			acc6 -= objective_cross_entropy_1_logp_gradRow3[i1]
 		}
 		objective_cross_entropy_1_m_grad[i0][0] = acc6
 	}
@@ -8243,7 +7964,7 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	for i0 := range 5 {
 		objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][0]
 		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
-		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logp_gradRow4 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
 			var r3 float64
 			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_3V {
@@ -8253,33 +7974,24 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 			if r3 != 0 {
 				r4 = objective_cross_entropy_1_m_gradV
 			}
-			objective_cross_entropy_1_logits_gradRow2[i1] += r4
-		}
-	}
-
-	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
-	for i0 := range 5 {
-		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
-		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
+			objective_cross_entropy_1_logp_gradRow4[i1] += r4
 		}
 	}
 
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// i0 unrolled and jammed into i1.
-	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[0]
-	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[1]
-	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[2]
-	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[3]
-	objective_cross_entropy_1_logits_gradRow8 := &objective_cross_entropy_1_logits_grad[4]
+	objective_cross_entropy_1_logp_gradRow5 := &objective_cross_entropy_1_logp_grad[0]
+	objective_cross_entropy_1_logp_gradRow6 := &objective_cross_entropy_1_logp_grad[1]
+	objective_cross_entropy_1_logp_gradRow7 := &objective_cross_entropy_1_logp_grad[2]
+	objective_cross_entropy_1_logp_gradRow8 := &objective_cross_entropy_1_logp_grad[3]
+	objective_cross_entropy_1_logp_gradRow9 := &objective_cross_entropy_1_logp_grad[4]
 	for i1 := range 3 {
 		acc8 := gHeadB[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
-		acc8 += objective_cross_entropy_1_logits_gradRow8[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow5[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow7[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow8[i1]
+		acc8 += objective_cross_entropy_1_logp_gradRow9[i1]
 		gHeadB[i1] = acc8
 	}
 
@@ -8287,20 +7999,20 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce16AVX512(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+			ocannlReduce16AVX512(&gHeadW[8*i1], &objective_cross_entropy_1_logp_grad[0][i1], &head_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logp_grad[0][i1], &head_x[0][0])
 		}
 	} else {
 		for i0 := range 5 {
 			head_xRow3 := &head_x[i0]
 			for i1 := range 3 {
-				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+				objective_cross_entropy_1_logp_gradV := objective_cross_entropy_1_logp_grad[i0][i1]
 				gHeadWRow := (*[8]float64)(gHeadW[8*i1 : 8*i1+8])
 				for i2 := range 8 {
-					gHeadWRow[i2] += objective_cross_entropy_1_logits_1_gradV * head_xRow3[i2]
+					gHeadWRow[i2] += objective_cross_entropy_1_logp_gradV * head_xRow3[i2]
 				}
 			}
 		}
@@ -8899,7 +8611,6 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	fill bn.beta.grad with 0
 //	fill _bn/shift.1.grad with 0
 //	fill bn/shift.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill objective.grad with 0
@@ -8921,12 +8632,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	      for i3 in 0..2:
 //	        _objective.2.grad[i0, i1, i2, i3] += _objective.3.grad[i0, i1, i2, i3] * r[i0, i1, i2, i3]
 //
-//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _objective.1.grad[i0, i1, i2, i3] += _objective.2.grad[i0, i1, i2, i3]
+//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
 //	for i0 in 0..3:  # reduction
@@ -8940,7 +8646,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..2:
-//	        bn/scale.grad[i3] += x[i0, i1, i2, i3] * _objective.1.grad[i0, i1, i2, i3]
+//	        bn/scale.grad[i3] += x[i0, i1, i2, i3] * _objective.2.grad[i0, i1, i2, i3]
 //
 //	# backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g1 =+ g; g1 is bn.beta.grad
 //	for i0 in 0..2:
@@ -8976,7 +8682,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var bn_scale_grad [3]float64
 	var bn_shift_1_grad [3]float64
 	var bn_shift_grad [3]float64
-	var objective_1_grad [4][5][2][3]float64
 	var objective_2_grad [4][5][2][3]float64
 	var objective_3_grad [4][5][2][3]float64
 	var objective_grad [1]float64
@@ -9174,19 +8879,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		}
 	}
 
-	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				objective_2_gradRow2 := &objective_2_grad[i0][i1][i2]
-				objective_1_gradRow := &objective_1_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_1_gradRow[i3] += objective_2_gradRow2[i3]
-				}
-			}
-		}
-	}
-
 	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -9197,12 +8889,12 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
-				objective_2_gradRow3 := &objective_2_grad[i0][i1][0]
-				objective_2_gradRow4 := &objective_2_grad[i0][i1][1]
+				objective_2_gradRow2 := &objective_2_grad[i0][i1][0]
+				objective_2_gradRow3 := &objective_2_grad[i0][i1][1]
 				for i3 := range 3 {
 					acc4 := bn_shift_grad[i3]
+					acc4 += objective_2_gradRow2[i3]
 					acc4 += objective_2_gradRow3[i3]
-					acc4 += objective_2_gradRow4[i3]
 					bn_shift_grad[i3] = acc4
 				}
 			}
@@ -9212,21 +8904,21 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 5 {
 				xRow5 := &x[i0][i1][0]
-				objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+				objective_2_gradRow4 := &objective_2_grad[i0][i1][0]
 				xRow6 := &x[i0][i1][1]
-				objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
+				objective_2_gradRow5 := &objective_2_grad[i0][i1][1]
 				for i3 := range 3 {
 					acc5 := bn_scale_grad[i3]
-					acc5 += xRow5[i3] * objective_1_gradRow2[i3]
-					acc5 += xRow6[i3] * objective_1_gradRow3[i3]
+					acc5 += xRow5[i3] * objective_2_gradRow4[i3]
+					acc5 += xRow6[i3] * objective_2_gradRow5[i3]
 					bn_scale_grad[i3] = acc5
 				}
 			}

@@ -1284,12 +1284,10 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
@@ -1343,10 +1341,7 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	  for i1 in 0..3:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -1357,23 +1352,20 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -1384,7 +1376,7 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float32, pNetB1 *[4]float32, pNetW2 *[16]float32, pNetB2 *[4]float32, pNetW3 *[4]float32, pNetB3 *[1]float32, gNetW1 *[12]float32, gNetB1 *[4]float32, gNetW2 *[16]float32, gNetB2 *[4]float32, gNetW3 *[4]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [2][4]float32
 	var net_a1_2 [2][4]float32
@@ -1396,10 +1388,8 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 	var d_2 [2][1]float32
 	var d [2][1]float32
 	var train_1 [2][1]float32
-	var net_a1_1_grad [2][4]float32
 	var net_a1_2_grad [2][4]float32
 	var net_a1_grad [2][4]float32
-	var net_a2_1_grad [2][4]float32
 	var net_a2_2_grad [2][4]float32
 	var net_a2_grad [2][4]float32
 	var d_1_grad [2][1]float32
@@ -1600,23 +1590,14 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 4 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
 	for i1 := range 4 {
 		acc7 := gNetB2[i1]
+		acc7 += net_a2_2_gradRow2[i1]
 		acc7 += net_a2_2_gradRow3[i1]
-		acc7 += net_a2_2_gradRow4[i1]
 		gNetB2[i1] = acc7
 	}
 
@@ -1624,10 +1605,10 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 	for i0 := range 2 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 4 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[4]float32)(gNetW2[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -1640,16 +1621,16 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 	pNetW2Row5 := (*[4]float32)(pNetW2[12:16])
 	for i0 := range 2 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
 		for i2 := range 4 {
 			acc8 := net_a1_gradRow[i2]
-			acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 			net_a1_gradRow[i2] = acc8
 		}
 	}
@@ -1672,23 +1653,14 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 4 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
 	for i1 := range 4 {
 		acc9 := gNetB1[i1]
+		acc9 += net_a1_2_gradRow2[i1]
 		acc9 += net_a1_2_gradRow3[i1]
-		acc9 += net_a1_2_gradRow4[i1]
 		gNetB1[i1] = acc9
 	}
 
@@ -1696,10 +1668,10 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -1987,12 +1959,10 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
@@ -2046,10 +2016,7 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	  for i1 in 0..3:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -2060,23 +2027,20 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -2087,7 +2051,7 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[4]float64, pNetB3 *[1]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[4]float64, gNetB3 *[1]float64, loss *[1]float64) {
 	var net_a1_1 [2][4]float64
 	var net_a1_2 [2][4]float64
@@ -2099,10 +2063,8 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 	var d_2 [2][1]float64
 	var d [2][1]float64
 	var train_1 [2][1]float64
-	var net_a1_1_grad [2][4]float64
 	var net_a1_2_grad [2][4]float64
 	var net_a1_grad [2][4]float64
-	var net_a2_1_grad [2][4]float64
 	var net_a2_2_grad [2][4]float64
 	var net_a2_grad [2][4]float64
 	var d_1_grad [2][1]float64
@@ -2303,23 +2265,14 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 4 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
 	for i1 := range 4 {
 		acc7 := gNetB2[i1]
+		acc7 += net_a2_2_gradRow2[i1]
 		acc7 += net_a2_2_gradRow3[i1]
-		acc7 += net_a2_2_gradRow4[i1]
 		gNetB2[i1] = acc7
 	}
 
@@ -2327,10 +2280,10 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 	for i0 := range 2 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 4 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[4]float64)(gNetW2[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -2343,16 +2296,16 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 	pNetW2Row5 := (*[4]float64)(pNetW2[12:16])
 	for i0 := range 2 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
 		for i2 := range 4 {
 			acc8 := net_a1_gradRow[i2]
-			acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 			net_a1_gradRow[i2] = acc8
 		}
 	}
@@ -2375,23 +2328,14 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 4 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
 	for i1 := range 4 {
 		acc9 := gNetB1[i1]
+		acc9 += net_a1_2_gradRow2[i1]
 		acc9 += net_a1_2_gradRow3[i1]
-		acc9 += net_a1_2_gradRow4[i1]
 		gNetB1[i1] = acc9
 	}
 
@@ -2399,10 +2343,10 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -2690,12 +2634,10 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
@@ -2749,10 +2691,7 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	  for i1 in 0..3:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -2763,23 +2702,20 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -2790,7 +2726,7 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..3:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float32, pNetB1 *[4]float32, pNetW2 *[16]float32, pNetB2 *[4]float32, pNetW3 *[4]float32, pNetB3 *[1]float32, gNetW1 *[12]float32, gNetB1 *[4]float32, gNetW2 *[16]float32, gNetB2 *[4]float32, gNetW3 *[4]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [2][4]float32
 	var net_a1_2 [2][4]float32
@@ -2802,10 +2738,8 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 	var d_2 [2][1]float32
 	var d [2][1]float32
 	var train_1 [2][1]float32
-	var net_a1_1_grad [2][4]float32
 	var net_a1_2_grad [2][4]float32
 	var net_a1_grad [2][4]float32
-	var net_a2_1_grad [2][4]float32
 	var net_a2_2_grad [2][4]float32
 	var net_a2_grad [2][4]float32
 	var d_1_grad [2][1]float32
@@ -3006,23 +2940,14 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 4 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
 	for i1 := range 4 {
 		acc7 := gNetB2[i1]
+		acc7 += net_a2_2_gradRow2[i1]
 		acc7 += net_a2_2_gradRow3[i1]
-		acc7 += net_a2_2_gradRow4[i1]
 		gNetB2[i1] = acc7
 	}
 
@@ -3030,10 +2955,10 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 	for i0 := range 2 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 4 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[4]float32)(gNetW2[4*i1 : 4*i1+4])
 			for i2 := range 4 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -3046,16 +2971,16 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 	pNetW2Row5 := (*[4]float32)(pNetW2[12:16])
 	for i0 := range 2 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
 		for i2 := range 4 {
 			acc8 := net_a1_gradRow[i2]
-			acc8 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc8 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc8 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc8 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc8 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc8 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc8 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc8 += pNetW2Row5[i2] * net_a2_2_gradV5
 			net_a1_gradRow[i2] = acc8
 		}
 	}
@@ -3078,23 +3003,14 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 4 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
 	for i1 := range 4 {
 		acc9 := gNetB1[i1]
+		acc9 += net_a1_2_gradRow2[i1]
 		acc9 += net_a1_2_gradRow3[i1]
-		acc9 += net_a1_2_gradRow4[i1]
 		gNetB1[i1] = acc9
 	}
 
@@ -3102,10 +3018,10 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 4 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}

@@ -3808,21 +3808,16 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -3851,10 +3846,7 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -3873,17 +3865,14 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -3896,39 +3885,33 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -3939,23 +3922,20 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -3966,7 +3946,7 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [8][6]float64
 	var net_a1_2 [8][6]float64
@@ -3984,16 +3964,11 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	var train_1 [8][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [8][6]float64
 	var net_a1_2_grad [8][6]float64
 	var net_a1_grad [8][6]float64
-	var net_a2_1_grad [8][5]float64
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
-	var train_cross_entropy_1_logits_1_grad [8][2]float64
-	var train_cross_entropy_1_logits_grad [8][2]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][2]float64
 	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -4240,22 +4215,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -4278,28 +4244,19 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -4333,7 +4290,7 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -4343,32 +4300,23 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 8; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 2 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
@@ -4377,20 +4325,20 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 				for i2 := range 5 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -4402,12 +4350,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 8 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -4430,15 +4378,6 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4448,16 +4387,16 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 5 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -4467,20 +4406,20 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 5 {
-			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_2_grad[0][i1], &net_a1[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
-			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_2_grad[0][i1], &net_a1[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 5 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 				for i2 := range 6 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -4495,18 +4434,18 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 8 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -4529,15 +4468,6 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -4547,16 +4477,16 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 6 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -4566,10 +4496,10 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -5027,21 +4957,16 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -5070,10 +4995,7 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..3:
@@ -5092,17 +5014,14 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -5115,39 +5034,33 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..3:  # reduction
@@ -5158,23 +5071,20 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..3:  # reduction
@@ -5185,7 +5095,7 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [4][6]float64
 	var net_a1_2 [4][6]float64
@@ -5203,16 +5113,11 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	var train_1 [4][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [4][6]float64
 	var net_a1_2_grad [4][6]float64
 	var net_a1_grad [4][6]float64
-	var net_a2_1_grad [4][5]float64
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
-	var train_cross_entropy_1_logits_1_grad [4][2]float64
-	var train_cross_entropy_1_logits_grad [4][2]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_z_grad [4][2]float64
 	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
@@ -5432,22 +5337,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -5470,28 +5366,19 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 4 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -5525,7 +5412,7 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -5535,31 +5422,22 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
-	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
-	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
+	train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[2]
+	train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[3]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -5567,10 +5445,10 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -5581,12 +5459,12 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 4 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -5609,27 +5487,18 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 4 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
-	net_a2_2_gradRow5 := &net_a2_2_grad[2]
-	net_a2_2_gradRow6 := &net_a2_2_grad[3]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
+	net_a2_2_gradRow4 := &net_a2_2_grad[2]
+	net_a2_2_gradRow5 := &net_a2_2_grad[3]
 	for i1 := range 5 {
 		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow2[i1]
 		acc12 += net_a2_2_gradRow3[i1]
 		acc12 += net_a2_2_gradRow4[i1]
 		acc12 += net_a2_2_gradRow5[i1]
-		acc12 += net_a2_2_gradRow6[i1]
 		gNetB2[i1] = acc12
 	}
 
@@ -5637,10 +5506,10 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 5 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 			for i2 := range 6 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -5654,18 +5523,18 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 4 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -5688,27 +5557,18 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 4 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
-	net_a1_2_gradRow5 := &net_a1_2_grad[2]
-	net_a1_2_gradRow6 := &net_a1_2_grad[3]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
+	net_a1_2_gradRow4 := &net_a1_2_grad[2]
+	net_a1_2_gradRow5 := &net_a1_2_grad[3]
 	for i1 := range 6 {
 		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow2[i1]
 		acc14 += net_a1_2_gradRow3[i1]
 		acc14 += net_a1_2_gradRow4[i1]
 		acc14 += net_a1_2_gradRow5[i1]
-		acc14 += net_a1_2_gradRow6[i1]
 		gNetB1[i1] = acc14
 	}
 
@@ -5716,10 +5576,10 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	for i0 := range 4 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -6177,21 +6037,16 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -6220,10 +6075,7 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..1:
@@ -6242,17 +6094,14 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -6265,39 +6114,33 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..1:  # reduction
@@ -6308,23 +6151,20 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..1:  # reduction
@@ -6335,7 +6175,7 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	for i0 in 0..1:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [2][6]float64
 	var net_a1_2 [2][6]float64
@@ -6353,16 +6193,11 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	var train_1 [2][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [2][6]float64
 	var net_a1_2_grad [2][6]float64
 	var net_a1_grad [2][6]float64
-	var net_a2_1_grad [2][5]float64
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
-	var train_cross_entropy_1_logits_1_grad [2][2]float64
-	var train_cross_entropy_1_logits_grad [2][2]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_z_grad [2][2]float64
 	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
@@ -6582,22 +6417,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -6620,28 +6446,19 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 2 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -6675,7 +6492,7 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -6685,27 +6502,18 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled and jammed into i1.
-	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
-	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[0]
+	train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[1]
 	for i1 := range 2 {
 		acc10 := gNetB3[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logp_gradRow7[i1]
 		gNetB3[i1] = acc10
 	}
 
@@ -6713,10 +6521,10 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		net_a2Row3 := &net_a2[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 			for i2 := range 5 {
-				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 			}
 		}
 	}
@@ -6727,12 +6535,12 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 2 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -6755,23 +6563,14 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 2 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i0 unrolled and jammed into i1.
-	net_a2_2_gradRow3 := &net_a2_2_grad[0]
-	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow2 := &net_a2_2_grad[0]
+	net_a2_2_gradRow3 := &net_a2_2_grad[1]
 	for i1 := range 5 {
 		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow2[i1]
 		acc12 += net_a2_2_gradRow3[i1]
-		acc12 += net_a2_2_gradRow4[i1]
 		gNetB2[i1] = acc12
 	}
 
@@ -6779,10 +6578,10 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		net_a1Row3 := &net_a1[i0]
 		for i1 := range 5 {
-			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			net_a2_2_gradV := net_a2_2_grad[i0][i1]
 			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 			for i2 := range 6 {
-				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 			}
 		}
 	}
@@ -6796,18 +6595,18 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 2 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -6830,23 +6629,14 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 2 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i0 unrolled and jammed into i1.
-	net_a1_2_gradRow3 := &net_a1_2_grad[0]
-	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow2 := &net_a1_2_grad[0]
+	net_a1_2_gradRow3 := &net_a1_2_grad[1]
 	for i1 := range 6 {
 		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow2[i1]
 		acc14 += net_a1_2_gradRow3[i1]
-		acc14 += net_a1_2_gradRow4[i1]
 		gNetB1[i1] = acc14
 	}
 
@@ -6854,10 +6644,10 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	for i0 := range 2 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -7958,21 +7748,16 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -8001,10 +7786,7 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	  for i1 in 0..1:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -8023,17 +7805,14 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 2
@@ -8046,39 +7825,33 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..4:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..4:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -8089,23 +7862,20 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..4:
 //	    for i2 in 0..5:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:  # reduction
 //	    for i2 in 0..5:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..5:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -8116,7 +7886,7 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..5:
 //	    for i2 in 0..2:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [8][6]float64
 	var net_a1_2 [8][6]float64
@@ -8134,16 +7904,11 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	var train_1 [8][2]float64
 	var train_2 [1]float64
 	var train_3 [1]float64
-	var net_a1_1_grad [8][6]float64
 	var net_a1_2_grad [8][6]float64
 	var net_a1_grad [8][6]float64
-	var net_a2_1_grad [8][5]float64
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
-	var train_cross_entropy_1_logits_1_grad [8][2]float64
-	var train_cross_entropy_1_logits_grad [8][2]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_z_grad [8][2]float64
 	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
@@ -8390,22 +8155,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 		for i1 := range 2 {
-			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+			acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 		}
 		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 	}
@@ -8428,28 +8184,19 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 		acc8 := train_cross_entropy_1_m_grad[i0][0]
 		for i1 := range 2 {
-			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+			acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 		}
 		train_cross_entropy_1_m_grad[i0][0] = acc8
 	}
@@ -8483,7 +8230,7 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
 			var r5 float64
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -8493,32 +8240,23 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i0 unrolled by 4 and jammed into i1.
 	for i0 := 0; i0 < 8; i0 += 4 {
-		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+		train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+		train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 		for i1 := range 2 {
 			acc10 := gNetB3[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+			acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 			gNetB3[i1] = acc10
 		}
 	}
@@ -8527,20 +8265,20 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX512(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce2AVX2(&gNetW3[5*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 2 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
 				for i2 := range 5 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -8552,12 +8290,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
 	for i0 := range 8 {
 		net_a2_gradRow := &net_a2_grad[i0]
-		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
-		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][0]
+		train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][1]
 		for i2 := range 5 {
 			acc11 := net_a2_gradRow[i2]
-			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
 			net_a2_gradRow[i2] = acc11
 		}
 	}
@@ -8580,15 +8318,6 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 8 {
-		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-		net_a2_1_gradRow := &net_a2_1_grad[i0]
-		for i1 := range 5 {
-			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8598,16 +8327,16 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 5 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -8617,20 +8346,20 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 5 {
-			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+			ocannlReduce4AVX512(&gNetW2[6*i1], &net_a2_2_grad[0][i1], &net_a1[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 5 {
-			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_1_grad[0][i1], &net_a1[0][0])
+			ocannlReduce4AVX2(&gNetW2[6*i1], &net_a2_2_grad[0][i1], &net_a1[0][0])
 		}
 	} else {
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 5 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
 				for i2 := range 6 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -8645,18 +8374,18 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
 	for i0 := range 8 {
 		net_a1_gradRow := &net_a1_grad[i0]
-		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
-		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
-		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
-		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
-		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		net_a2_2_gradV2 := net_a2_2_grad[i0][0]
+		net_a2_2_gradV3 := net_a2_2_grad[i0][1]
+		net_a2_2_gradV4 := net_a2_2_grad[i0][2]
+		net_a2_2_gradV5 := net_a2_2_grad[i0][3]
+		net_a2_2_gradV6 := net_a2_2_grad[i0][4]
 		for i2 := range 6 {
 			acc13 := net_a1_gradRow[i2]
-			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_2_gradV6
 			net_a1_gradRow[i2] = acc13
 		}
 	}
@@ -8679,15 +8408,6 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 8 {
-		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-		net_a1_1_gradRow := &net_a1_1_grad[i0]
-		for i1 := range 6 {
-			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -8697,16 +8417,16 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 6 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -8716,10 +8436,10 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	for i0 := range 8 {
 		xRow2 := &x[i0]
 		for i1 := range 6 {
-			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			net_a1_2_gradV := net_a1_2_grad[i0][i1]
 			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
 			for i2 := range 3 {
-				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+				gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 			}
 		}
 	}
@@ -11614,21 +11334,16 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -11655,11 +11370,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..99:
@@ -11682,19 +11393,15 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -11709,33 +11416,29 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..99:
@@ -11743,11 +11446,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..99:  # reduction
@@ -11760,14 +11459,14 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..99:
@@ -11775,11 +11474,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..99:  # reduction
@@ -11792,7 +11487,7 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [100][2][4]float64
 	var net_a1_2 [100][2][4]float64
@@ -11810,16 +11505,11 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	var train_4 [100][2][2]float64
 	var train_5 [100][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [100][2][4]float64
 	var net_a1_2_grad [100][2][4]float64
 	var net_a1_grad [100][2][4]float64
-	var net_a2_1_grad [100][2][4]float64
 	var net_a2_2_grad [100][2][4]float64
 	var net_a2_grad [100][2][4]float64
-	var train_log_softmax_1_x_1_grad [100][2][2]float64
-	var train_log_softmax_1_x_grad [100][2][2]float64
 	var train_log_softmax_1_m_grad [100][2][1]float64
-	var train_log_softmax_1_z_grad [100][2][2]float64
 	var train_1_grad [100][2][2]float64
 	var train_2_grad [100][2][1]float64
 	var train_3_grad [100][2][1]float64
@@ -12164,32 +11854,14 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_4_gradRow2 := &train_4_grad[i0][i1]
-				train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-				for i2 := range 2 {
-					train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 100 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -12219,35 +11891,17 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	// float64 pointwise kernel over 400 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
+		ocannlMap9AVX512(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
+		ocannlMap9AVX2(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
 				train_1_gradRow2 := &train_1_grad[i0][i1]
 				train_1Row3 := &train_1[i0][i1]
-				train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+				train_4_gradRow3 := &train_4_grad[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-				train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-				for i2 := range 2 {
-					train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+					train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 				}
 			}
 		}
@@ -12257,10 +11911,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// reduction accumulated in a local variable.
 	for i0 := range 100 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -12300,7 +11954,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -12310,25 +11964,7 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-				train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
-				}
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -12336,18 +11972,18 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 200 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce9AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce9AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 100 {
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
-				acc10 += train_log_softmax_1_x_gradRow5[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -12356,19 +11992,19 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=2 N=4 K=200: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm0AVX512(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm0AVX2(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else {
 		*gNetW3 = [8]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -12378,9 +12014,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=200 N=4 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&net_a2_grad[0][0][0], &train_log_softmax_1_x_1_grad[0][0][0], &pNetW3[0])
+		ocannlGemm1AVX512(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&net_a2_grad[0][0][0], &train_log_softmax_1_x_1_grad[0][0][0], &pNetW3[0])
+		ocannlGemm1AVX2(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW3Row2 := (*[4]float64)(pNetW3[0:4])
@@ -12388,12 +12024,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2_gradRow := &net_a2_grad[i0][i1]
-				train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-				train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+				train_4_gradV2 := train_4_grad[i0][i1][0]
+				train_4_gradV3 := train_4_grad[i0][i1][1]
 				for i3 := range 4 {
 					acc11 := net_a2_gradRow[i3]
-					acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-					acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+					acc11 += pNetW3Row2[i3] * train_4_gradV2
+					acc11 += pNetW3Row3[i3] * train_4_gradV3
 					net_a2_gradRow[i3] = acc11
 				}
 			}
@@ -12403,9 +12039,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap10AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap10AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -12427,24 +12063,6 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-				net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12454,12 +12072,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 100 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 			for i2 := range 4 {
 				acc12 := gNetB2[i2]
+				acc12 += net_a2_2_gradRow2[i2]
 				acc12 += net_a2_2_gradRow3[i2]
-				acc12 += net_a2_2_gradRow4[i2]
 				gNetB2[i2] = acc12
 			}
 		}
@@ -12468,19 +12086,19 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=4 N=4 K=200: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm2AVX512(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm2AVX2(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else {
 		*gNetW2 = [16]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 4 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -12490,9 +12108,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=200 N=4 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm3AVX512(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm3AVX2(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW2Row2 := (*[4]float64)(pNetW2[0:4])
@@ -12502,16 +12120,16 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a1_gradRow := &net_a1_grad[i0][i1]
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc13 := net_a1_gradRow[i3]
-					acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 					net_a1_gradRow[i3] = acc13
 				}
 			}
@@ -12521,9 +12139,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap10AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap10AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -12545,24 +12163,6 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-				net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 200 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -12572,12 +12172,12 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 100 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 4 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -12586,17 +12186,17 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float64 m-vector kernel M=4 N=3 K=200: AVX2 4x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm4AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
+		ocannlGemm4AVX2(&gNetW1[0], &net_a1_2_grad[0][0][0], &x[0][0][0])
 	} else {
 		*gNetW1 = [12]float64{}
 		for i0 := range 100 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
 				for i2 := range 4 {
-					net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+					net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 					gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 					for i3 := range 3 {
-						gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+						gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 					}
 				}
 			}
@@ -12766,9 +12366,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12815,9 +12415,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12900,7 +12500,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12929,7 +12529,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -13144,21 +12744,16 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -13185,11 +12780,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..49:
@@ -13212,19 +12803,15 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -13239,33 +12826,29 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..49:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..49:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..49:
@@ -13273,11 +12856,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..49:  # reduction
@@ -13290,14 +12869,14 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..49:
@@ -13305,11 +12884,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..49:  # reduction
@@ -13322,7 +12897,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [50][2][4]float64
 	var net_a1_2 [50][2][4]float64
@@ -13339,16 +12914,11 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	var train_3 [50][2][1]float64
 	var train_5 [50][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [50][2][4]float64
 	var net_a1_2_grad [50][2][4]float64
 	var net_a1_grad [50][2][4]float64
-	var net_a2_1_grad [50][2][4]float64
 	var net_a2_2_grad [50][2][4]float64
 	var net_a2_grad [50][2][4]float64
-	var train_log_softmax_1_x_1_grad [50][2][2]float64
-	var train_log_softmax_1_x_grad [50][2][2]float64
 	var train_log_softmax_1_m_grad [50][2][1]float64
-	var train_log_softmax_1_z_grad [50][2][2]float64
 	var train_1_grad [50][2][2]float64
 	var train_2_grad [50][2][1]float64
 	var train_3_grad [50][2][1]float64
@@ -13381,9 +12951,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap14AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap14AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13399,9 +12969,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a1 = pointwise relu of _net/a1.2
 	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
+		ocannlMap15AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
+		ocannlMap15AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13448,9 +13018,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap14AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap14AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13466,9 +13036,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a2 = pointwise relu of _net/a2.2
 	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
+		ocannlMap15AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
+		ocannlMap15AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13551,7 +13121,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13580,7 +13150,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -13661,25 +13231,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -13711,20 +13270,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -13733,10 +13281,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -13776,7 +13324,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -13786,18 +13334,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -13805,18 +13342,18 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 100 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce14AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce14AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 50 {
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
-				acc10 += train_log_softmax_1_x_gradRow5[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -13825,19 +13362,19 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=2 N=4 K=100: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm5AVX512(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&gNetW3[0], &train_log_softmax_1_x_1_grad[0][0][0], &net_a2[0][0][0])
+		ocannlGemm5AVX2(&gNetW3[0], &train_4_grad[0][0][0], &net_a2[0][0][0])
 	} else {
 		*gNetW3 = [8]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -13847,9 +13384,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=100 N=4 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_grad[0][0][0], &train_log_softmax_1_x_1_grad[0][0][0], &pNetW3[0])
+		ocannlGemm6AVX512(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_grad[0][0][0], &train_log_softmax_1_x_1_grad[0][0][0], &pNetW3[0])
+		ocannlGemm6AVX2(&net_a2_grad[0][0][0], &train_4_grad[0][0][0], &pNetW3[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW3Row2 := (*[4]float64)(pNetW3[0:4])
@@ -13857,12 +13394,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2_gradRow := &net_a2_grad[i0][i1]
-				train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-				train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+				train_4_gradV2 := train_4_grad[i0][i1][0]
+				train_4_gradV3 := train_4_grad[i0][i1][1]
 				for i3 := range 4 {
 					acc11 := net_a2_gradRow[i3]
-					acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-					acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+					acc11 += pNetW3Row2[i3] * train_4_gradV2
+					acc11 += pNetW3Row3[i3] * train_4_gradV3
 					net_a2_gradRow[i3] = acc11
 				}
 			}
@@ -13872,9 +13409,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap16AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap16AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13896,24 +13433,6 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
-	} else {
-		for i0 := range 50 {
-			for i1 := range 2 {
-				net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-				net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -13923,12 +13442,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 50 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 			for i2 := range 4 {
 				acc12 := gNetB2[i2]
+				acc12 += net_a2_2_gradRow2[i2]
 				acc12 += net_a2_2_gradRow3[i2]
-				acc12 += net_a2_2_gradRow4[i2]
 				gNetB2[i2] = acc12
 			}
 		}
@@ -13937,19 +13456,19 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=4 N=4 K=100: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm7AVX512(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm7AVX2(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else {
 		*gNetW2 = [16]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 4 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -13959,9 +13478,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=100 N=4 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm8AVX512(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm8AVX2(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW2Row2 := (*[4]float64)(pNetW2[0:4])
@@ -13971,16 +13490,16 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a1_gradRow := &net_a1_grad[i0][i1]
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc13 := net_a1_gradRow[i3]
-					acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 					net_a1_gradRow[i3] = acc13
 				}
 			}
@@ -13990,9 +13509,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap16AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap16AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -14014,24 +13533,6 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
-	} else {
-		for i0 := range 50 {
-			for i1 := range 2 {
-				net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-				net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 100 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -14041,12 +13542,12 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 50 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 4 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -14055,17 +13556,17 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float64 m-vector kernel M=4 N=3 K=100: AVX2 4x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
+		ocannlGemm9AVX2(&gNetW1[0], &net_a1_2_grad[0][0][0], &x[0][0][0])
 	} else {
 		*gNetW1 = [12]float64{}
 		for i0 := range 50 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
 				for i2 := range 4 {
-					net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+					net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 					gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 					for i3 := range 3 {
-						gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+						gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 					}
 				}
 			}
@@ -14355,7 +13856,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -14384,7 +13885,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14599,21 +14100,16 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -14640,11 +14136,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..24:
@@ -14667,19 +14159,15 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -14694,33 +14182,29 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..24:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..24:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..24:
@@ -14728,11 +14212,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..24:  # reduction
@@ -14745,14 +14225,14 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..24:
@@ -14760,11 +14240,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..24:  # reduction
@@ -14777,7 +14253,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [25][2][4]float64
 	var net_a1_2 [25][2][4]float64
@@ -14794,16 +14270,11 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	var train_3 [25][2][1]float64
 	var train_5 [25][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [25][2][4]float64
 	var net_a1_2_grad [25][2][4]float64
 	var net_a1_grad [25][2][4]float64
-	var net_a2_1_grad [25][2][4]float64
 	var net_a2_2_grad [25][2][4]float64
 	var net_a2_grad [25][2][4]float64
-	var train_log_softmax_1_x_1_grad [25][2][2]float64
-	var train_log_softmax_1_x_grad [25][2][2]float64
 	var train_log_softmax_1_m_grad [25][2][1]float64
-	var train_log_softmax_1_z_grad [25][2][2]float64
 	var train_1_grad [25][2][2]float64
 	var train_2_grad [25][2][1]float64
 	var train_3_grad [25][2][1]float64
@@ -14978,7 +14449,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -15007,7 +14478,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -15089,25 +14560,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -15139,20 +14599,9 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -15161,10 +14610,10 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -15204,7 +14653,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -15214,18 +14663,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -15233,18 +14671,18 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 50 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce19AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce19AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 25 {
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
-				acc10 += train_log_softmax_1_x_gradRow5[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -15254,21 +14692,21 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce20AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce20AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce20AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce20AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -15282,12 +14720,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	for i0 := range 25 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -15313,17 +14751,6 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -15333,12 +14760,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 25 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 			for i2 := range 4 {
 				acc12 := gNetB2[i2]
+				acc12 += net_a2_2_gradRow2[i2]
 				acc12 += net_a2_2_gradRow3[i2]
-				acc12 += net_a2_2_gradRow4[i2]
 				gNetB2[i2] = acc12
 			}
 		}
@@ -15347,19 +14774,19 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=4 N=4 K=50: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm10AVX512(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetW2[0], &net_a2_1_grad[0][0][0], &net_a1[0][0][0])
+		ocannlGemm10AVX2(&gNetW2[0], &net_a2_2_grad[0][0][0], &net_a1[0][0][0])
 	} else {
 		*gNetW2 = [16]float64{}
 		for i0 := range 25 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 4 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -15369,9 +14796,9 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=50 N=4 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm11AVX512(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&net_a1_grad[0][0][0], &net_a2_1_grad[0][0][0], &pNetW2[0])
+		ocannlGemm11AVX2(&net_a1_grad[0][0][0], &net_a2_2_grad[0][0][0], &pNetW2[0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		pNetW2Row2 := (*[4]float64)(pNetW2[0:4])
@@ -15381,16 +14808,16 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		for i0 := range 25 {
 			for i1 := range 2 {
 				net_a1_gradRow := &net_a1_grad[i0][i1]
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 				for i3 := range 4 {
 					acc13 := net_a1_gradRow[i3]
-					acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 					net_a1_gradRow[i3] = acc13
 				}
 			}
@@ -15417,17 +14844,6 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 50 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -15437,12 +14853,12 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 25 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 4 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -15451,17 +14867,17 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float64 m-vector kernel M=4 N=3 K=50: AVX2 4x3 tile, accumulator sets: 3, sums scattered into C (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetW1[0], &net_a1_1_grad[0][0][0], &x[0][0][0])
+		ocannlGemm12AVX2(&gNetW1[0], &net_a1_2_grad[0][0][0], &x[0][0][0])
 	} else {
 		*gNetW1 = [12]float64{}
 		for i0 := range 25 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
 				for i2 := range 4 {
-					net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+					net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 					gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 					for i3 := range 3 {
-						gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+						gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 					}
 				}
 			}
@@ -15751,7 +15167,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -15780,7 +15196,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15995,21 +15411,16 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -16036,11 +15447,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..11:
@@ -16063,19 +15470,15 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -16090,33 +15493,29 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..11:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..11:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..11:
@@ -16124,11 +15523,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..11:  # reduction
@@ -16141,14 +15536,14 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..11:
@@ -16156,11 +15551,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..11:  # reduction
@@ -16173,7 +15564,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [12][2][4]float64
 	var net_a1_2 [12][2][4]float64
@@ -16190,16 +15581,11 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	var train_3 [12][2][1]float64
 	var train_5 [12][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [12][2][4]float64
 	var net_a1_2_grad [12][2][4]float64
 	var net_a1_grad [12][2][4]float64
-	var net_a2_1_grad [12][2][4]float64
 	var net_a2_2_grad [12][2][4]float64
 	var net_a2_grad [12][2][4]float64
-	var train_log_softmax_1_x_1_grad [12][2][2]float64
-	var train_log_softmax_1_x_grad [12][2][2]float64
 	var train_log_softmax_1_m_grad [12][2][1]float64
-	var train_log_softmax_1_z_grad [12][2][2]float64
 	var train_1_grad [12][2][2]float64
 	var train_2_grad [12][2][1]float64
 	var train_3_grad [12][2][1]float64
@@ -16374,7 +15760,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -16403,7 +15789,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -16487,25 +15873,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -16537,20 +15912,9 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -16559,10 +15923,10 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// reduction accumulated in a local variable.
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -16602,7 +15966,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -16612,18 +15976,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -16631,18 +15984,18 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 24 rows of 2 elements into 2 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce25AVX512(&gNetB3[0], &train_4_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB3[0], &train_log_softmax_1_x_grad[0][0][0])
+		ocannlReduce25AVX2(&gNetB3[0], &train_4_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 12 {
-			train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-			train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+			train_4_gradRow6 := &train_4_grad[i0][0]
+			train_4_gradRow7 := &train_4_grad[i0][1]
 			for i2 := range 2 {
 				acc10 := gNetB3[i2]
-				acc10 += train_log_softmax_1_x_gradRow4[i2]
-				acc10 += train_log_softmax_1_x_gradRow5[i2]
+				acc10 += train_4_gradRow6[i2]
+				acc10 += train_4_gradRow7[i2]
 				gNetB3[i2] = acc10
 			}
 		}
@@ -16652,21 +16005,21 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce26AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce26AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce26AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce26AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -16680,12 +16033,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	for i0 := range 12 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -16711,17 +16064,6 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -16731,12 +16073,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 12 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 			for i2 := range 4 {
 				acc12 := gNetB2[i2]
+				acc12 += net_a2_2_gradRow2[i2]
 				acc12 += net_a2_2_gradRow3[i2]
-				acc12 += net_a2_2_gradRow4[i2]
 				gNetB2[i2] = acc12
 			}
 		}
@@ -16746,21 +16088,21 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce28AVX512(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce28AVX512(&gNetW2[4*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce28AVX2(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce28AVX2(&gNetW2[4*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 4 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -16776,16 +16118,16 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	for i0 := range 12 {
 		for i1 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0][i1]
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+			net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+			net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+			net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+			net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 			for i3 := range 4 {
 				acc13 := net_a1_gradRow[i3]
-				acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-				acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-				acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-				acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+				acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+				acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+				acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+				acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 				net_a1_gradRow[i3] = acc13
 			}
 		}
@@ -16811,17 +16153,6 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 24 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -16831,12 +16162,12 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 12 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 4 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -16846,21 +16177,21 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// float64 across-rows add reduction kernel, 24 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce29AVX512(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+			ocannlReduce29AVX512(&gNetW1[3*i2], &net_a1_2_grad[0][0][i2], &x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce29AVX2(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+			ocannlReduce29AVX2(&gNetW1[3*i2], &net_a1_2_grad[0][0][i2], &x[0][0][0])
 		}
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
 				for i2 := range 4 {
-					net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+					net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 					gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 					for i3 := range 3 {
-						gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+						gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 					}
 				}
 			}
@@ -17150,7 +16481,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -17382,21 +16713,16 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -17423,11 +16749,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..5:
@@ -17450,19 +16772,15 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -17477,33 +16795,29 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..5:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
@@ -17511,11 +16825,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..5:  # reduction
@@ -17528,14 +16838,14 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
@@ -17543,11 +16853,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..5:  # reduction
@@ -17560,7 +16866,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [6][2][4]float64
 	var net_a1_2 [6][2][4]float64
@@ -17577,16 +16883,11 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	var train_3 [6][2][1]float64
 	var train_5 [6][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [6][2][4]float64
 	var net_a1_2_grad [6][2][4]float64
 	var net_a1_grad [6][2][4]float64
-	var net_a2_1_grad [6][2][4]float64
 	var net_a2_2_grad [6][2][4]float64
 	var net_a2_grad [6][2][4]float64
-	var train_log_softmax_1_x_1_grad [6][2][2]float64
-	var train_log_softmax_1_x_grad [6][2][2]float64
 	var train_log_softmax_1_m_grad [6][2][1]float64
-	var train_log_softmax_1_z_grad [6][2][2]float64
 	var train_1_grad [6][2][2]float64
 	var train_2_grad [6][2][1]float64
 	var train_3_grad [6][2][1]float64
@@ -17761,7 +17062,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -17862,25 +17163,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -17912,20 +17202,9 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -17934,10 +17213,10 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// reduction accumulated in a local variable.
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -17977,7 +17256,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -17987,18 +17266,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -18006,12 +17274,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 6 {
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
-			acc10 += train_log_softmax_1_x_gradRow5[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -18020,21 +17288,21 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 2 {
-			ocannlReduce32AVX512(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce32AVX512(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 2 {
-			ocannlReduce32AVX2(&gNetW3[4*i2], &train_log_softmax_1_x_1_grad[0][0][i2], &net_a2[0][0][0])
+			ocannlReduce32AVX2(&gNetW3[4*i2], &train_4_grad[0][0][i2], &net_a2[0][0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
 				net_a2Row3 := &net_a2[i0][i1]
 				for i2 := range 2 {
-					train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+					train_4_gradV := train_4_grad[i0][i1][i2]
 					gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+						gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 					}
 				}
 			}
@@ -18048,12 +17316,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	for i0 := range 6 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -18079,17 +17347,6 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -18099,12 +17356,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 6 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 			for i2 := range 4 {
 				acc12 := gNetB2[i2]
+				acc12 += net_a2_2_gradRow2[i2]
 				acc12 += net_a2_2_gradRow3[i2]
-				acc12 += net_a2_2_gradRow4[i2]
 				gNetB2[i2] = acc12
 			}
 		}
@@ -18114,21 +17371,21 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce34AVX512(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce34AVX512(&gNetW2[4*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce34AVX2(&gNetW2[4*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce34AVX2(&gNetW2[4*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
 				net_a1Row3 := &net_a1[i0][i1]
 				for i2 := range 4 {
-					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 					gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 					for i3 := range 4 {
-						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+						gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 					}
 				}
 			}
@@ -18144,16 +17401,16 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	for i0 := range 6 {
 		for i1 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0][i1]
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+			net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+			net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+			net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+			net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 			for i3 := range 4 {
 				acc13 := net_a1_gradRow[i3]
-				acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-				acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-				acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-				acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+				acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+				acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+				acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+				acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 				net_a1_gradRow[i3] = acc13
 			}
 		}
@@ -18179,17 +17436,6 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 12 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -18199,12 +17445,12 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 6 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 			for i2 := range 4 {
 				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow2[i2]
 				acc14 += net_a1_2_gradRow3[i2]
-				acc14 += net_a1_2_gradRow4[i2]
 				gNetB1[i2] = acc14
 			}
 		}
@@ -18214,21 +17460,21 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// float64 across-rows add reduction kernel, 12 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 4 {
-			ocannlReduce35AVX512(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+			ocannlReduce35AVX512(&gNetW1[3*i2], &net_a1_2_grad[0][0][i2], &x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce35AVX2(&gNetW1[3*i2], &net_a1_1_grad[0][0][i2], &x[0][0][0])
+			ocannlReduce35AVX2(&gNetW1[3*i2], &net_a1_2_grad[0][0][i2], &x[0][0][0])
 		}
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
 				xRow2 := &x[i0][i1]
 				for i2 := range 4 {
-					net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+					net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 					gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 					for i3 := range 3 {
-						gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+						gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 					}
 				}
 			}
@@ -18723,21 +17969,16 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.log_softmax#1/x.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.log_softmax#1/x.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill train.log_softmax#1/z.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
@@ -18764,11 +18005,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	    for i2 in 0..1:
 //	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
 //
-//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 //	for i0 in 0..2:
@@ -18791,19 +18028,15 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
 //
-//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
-//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
 //	fill train.log_softmax#1/m.argmax@8 with 2
@@ -18818,33 +18051,29 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//	      _train.4.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
 //
-//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad (the copy elided: _train.log_softmax#1/x.1.grad reads train.log_softmax#1/x.grad)
 //
 //	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
-//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//	      net.b3.grad[i2] += _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..2:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:
 //	      for i3 in 0..3:
-//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//	        net.w3.grad[i2, i3] += _train.4.grad[i0, i1, i2] * net/a2[i0, i1, i3]
 //
 //	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:  # reduction
 //	      for i3 in 0..3:
-//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
@@ -18852,11 +18081,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	    for i2 in 0..3:
 //	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..2:  # reduction
@@ -18869,14 +18094,14 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//	        net.w2.grad[i2, i3] += _net/a2.2.grad[i0, i1, i2] * net/a1[i0, i1, i3]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:
-//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..2:
@@ -18884,11 +18109,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	    for i2 in 0..3:
 //	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..2:  # reduction
@@ -18901,7 +18122,7 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+//	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [3][2][4]float64
 	var net_a1_2 [3][2][4]float64
@@ -18918,16 +18139,11 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	var train_3 [3][2][1]float64
 	var train_5 [3][2][2]float64
 	var train_6 [1]float64
-	var net_a1_1_grad [3][2][4]float64
 	var net_a1_2_grad [3][2][4]float64
 	var net_a1_grad [3][2][4]float64
-	var net_a2_1_grad [3][2][4]float64
 	var net_a2_2_grad [3][2][4]float64
 	var net_a2_grad [3][2][4]float64
-	var train_log_softmax_1_x_1_grad [3][2][2]float64
-	var train_log_softmax_1_x_grad [3][2][2]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_log_softmax_1_z_grad [3][2][2]float64
 	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
@@ -19176,25 +18392,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_4_gradRow2 := &train_4_grad[i0][i1]
-			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_4_gradRow3 := &train_4_grad[i0][i1]
+			train_4_gradRow2 := &train_4_grad[i0][i1]
 			acc7 := train_3_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc7 -= train_4_gradRow3[i2]
+				acc7 -= train_4_gradRow2[i2]
 			}
 			train_3_grad[i0][i1][0] = acc7
 		}
@@ -19226,20 +18431,9 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_1Row3 := &train_1[i0][i1]
-			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
-			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
 			}
 		}
 	}
@@ -19248,10 +18442,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// reduction accumulated in a local variable.
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			train_4_gradRow4 := &train_4_grad[i0][i1]
 			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
 			for i2 := range 2 {
-				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+				acc8 -= train_4_gradRow4[i2]
 			}
 			train_log_softmax_1_m_grad[i0][i1][0] = acc8
 		}
@@ -19291,7 +18485,7 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
 			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
-			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			train_4_gradRow5 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
 				var r5 float64
 				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
@@ -19301,18 +18495,7 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 				if r5 != 0 {
 					r6 = train_log_softmax_1_m_gradV
 				}
-				train_log_softmax_1_x_gradRow2[i2] += r6
-			}
-		}
-	}
-
-	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
-			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+				train_4_gradRow5[i2] += r6
 			}
 		}
 	}
@@ -19320,12 +18503,12 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
-		train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+		train_4_gradRow6 := &train_4_grad[i0][0]
+		train_4_gradRow7 := &train_4_grad[i0][1]
 		for i2 := range 2 {
 			acc10 := gNetB3[i2]
-			acc10 += train_log_softmax_1_x_gradRow4[i2]
-			acc10 += train_log_softmax_1_x_gradRow5[i2]
+			acc10 += train_4_gradRow6[i2]
+			acc10 += train_4_gradRow7[i2]
 			gNetB3[i2] = acc10
 		}
 	}
@@ -19335,10 +18518,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			net_a2Row3 := &net_a2[i0][i1]
 			for i2 := range 2 {
-				train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+				train_4_gradV := train_4_grad[i0][i1][i2]
 				gNetW3Row := (*[4]float64)(gNetW3[4*i2 : 4*i2+4])
 				for i3 := range 4 {
-					gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+					gNetW3Row[i3] += train_4_gradV * net_a2Row3[i3]
 				}
 			}
 		}
@@ -19351,12 +18534,12 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_gradRow := &net_a2_grad[i0][i1]
-			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
-			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			train_4_gradV2 := train_4_grad[i0][i1][0]
+			train_4_gradV3 := train_4_grad[i0][i1][1]
 			for i3 := range 4 {
 				acc11 := net_a2_gradRow[i3]
-				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
-				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				acc11 += pNetW3Row2[i3] * train_4_gradV2
+				acc11 += pNetW3Row3[i3] * train_4_gradV3
 				net_a2_gradRow[i3] = acc11
 			}
 		}
@@ -19382,26 +18565,15 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
-			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
-		net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0][0]
+		net_a2_2_gradRow3 := &net_a2_2_grad[i0][1]
 		for i2 := range 4 {
 			acc12 := gNetB2[i2]
+			acc12 += net_a2_2_gradRow2[i2]
 			acc12 += net_a2_2_gradRow3[i2]
-			acc12 += net_a2_2_gradRow4[i2]
 			gNetB2[i2] = acc12
 		}
 	}
@@ -19411,10 +18583,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			net_a1Row3 := &net_a1[i0][i1]
 			for i2 := range 4 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1][i2]
 				gNetW2Row := (*[4]float64)(gNetW2[4*i2 : 4*i2+4])
 				for i3 := range 4 {
-					gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+					gNetW2Row[i3] += net_a2_2_gradV * net_a1Row3[i3]
 				}
 			}
 		}
@@ -19429,16 +18601,16 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_gradRow := &net_a1_grad[i0][i1]
-			net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
-			net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
-			net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
-			net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+			net_a2_2_gradV2 := net_a2_2_grad[i0][i1][0]
+			net_a2_2_gradV3 := net_a2_2_grad[i0][i1][1]
+			net_a2_2_gradV4 := net_a2_2_grad[i0][i1][2]
+			net_a2_2_gradV5 := net_a2_2_grad[i0][i1][3]
 			for i3 := range 4 {
 				acc13 := net_a1_gradRow[i3]
-				acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
-				acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
-				acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
-				acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+				acc13 += pNetW2Row2[i3] * net_a2_2_gradV2
+				acc13 += pNetW2Row3[i3] * net_a2_2_gradV3
+				acc13 += pNetW2Row4[i3] * net_a2_2_gradV4
+				acc13 += pNetW2Row5[i3] * net_a2_2_gradV5
 				net_a1_gradRow[i3] = acc13
 			}
 		}
@@ -19464,26 +18636,15 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
-			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
-			for i2 := range 4 {
-				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// i1 unrolled and jammed into i2.
 	for i0 := range 3 {
-		net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
-		net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+		net_a1_2_gradRow2 := &net_a1_2_grad[i0][0]
+		net_a1_2_gradRow3 := &net_a1_2_grad[i0][1]
 		for i2 := range 4 {
 			acc14 := gNetB1[i2]
+			acc14 += net_a1_2_gradRow2[i2]
 			acc14 += net_a1_2_gradRow3[i2]
-			acc14 += net_a1_2_gradRow4[i2]
 			gNetB1[i2] = acc14
 		}
 	}
@@ -19493,10 +18654,10 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		for i1 := range 2 {
 			xRow2 := &x[i0][i1]
 			for i2 := range 4 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1][i2]
 				gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
 				for i3 := range 3 {
-					gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+					gNetW1Row[i3] += net_a1_2_gradV * xRow2[i3]
 				}
 			}
 		}
@@ -19974,9 +19135,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -20023,9 +19184,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -23073,9 +22234,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// the zero fill absorbed: float32 pointwise kernel over 10 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap22AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap22AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		net_a2Row3 := &net_a2[0]
@@ -23156,9 +22317,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap23AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap23AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		net_a1Row3 := &net_a1[0]
@@ -23232,9 +22393,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap24AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap24AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		xRow2 := &x[0]
@@ -23462,7 +22623,7 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -23472,9 +22633,9 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -23576,9 +22737,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -23643,9 +22804,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows256Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -23710,9 +22871,9 @@ func (r8 *ocannlBenchRowsTrainLoss_rows256Part5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -23768,9 +22929,9 @@ func (r10 *ocannlBenchRowsTrainLoss_rows256Part7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -23797,9 +22958,9 @@ func (r11 *ocannlBenchRowsTrainLoss_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -23878,21 +23039,21 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.w1.grad: [64 32] (let, output parameter gNetW1)
-//	_net/a1.1.grad: [256 64] (let, local, in scratch field net_a1_1_grad)
+//	_net/a1.1.grad: [256 64] (let, local)
 //	net.b1.grad: [64] (let, output parameter gNetB1)
 //	_net/a1.2.grad: [256 64] (let, local, in scratch field net_a1_2_grad)
 //	net/a1.grad: [256 64] (let, local, in scratch field net_a1_grad)
 //	net.w2.grad: [64 64] (let, output parameter gNetW2)
-//	_net/a2.1.grad: [256 64] (let, local, in scratch field net_a2_1_grad)
+//	_net/a2.1.grad: [256 64] (let, local)
 //	net.b2.grad: [64] (let, output parameter gNetB2)
 //	_net/a2.2.grad: [256 64] (let, local, in scratch field net_a2_2_grad)
 //	net/a2.grad: [256 64] (let, local, in scratch field net_a2_grad)
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
-//	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -24005,21 +23166,16 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -24048,10 +23204,7 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..255:
@@ -24070,17 +23223,14 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -24093,39 +23243,33 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..255:  # reduction
@@ -24136,23 +23280,20 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..255:  # reduction
@@ -24163,7 +23304,7 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBenchRowsBackward_rows256Scratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -24274,7 +23415,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -24284,9 +23425,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -24345,9 +23486,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -24362,9 +23503,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -24373,23 +23514,6 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -24403,10 +23527,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -24415,9 +23539,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -24428,9 +23552,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -24445,33 +23569,16 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -24479,16 +23586,16 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -24497,9 +23604,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
@@ -24536,14 +23643,14 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r17 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -24553,24 +23660,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 				if r17 != 0 {
 					r18 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r18
-			}
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow5[i1] += r18
 			}
 		}
 	}
@@ -24578,22 +23668,22 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -24621,22 +23711,14 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	rec15 := ocannlBenchRowsBackward_rows256Part14Records.Get()
 	rec15.scratch = scratch
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a2_1_grad = [256][64]float32{}
-	}
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlBenchRowsBackward_rows256Part15Records.Get()
 	rec16.scratch = scratch
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlBenchRowsBackward_rows256Part16Records.Get()
-	rec17.scratch = scratch
-
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15, rec16, rec17)
+	region.RunSeq(8, rec13, rec14, rec15, rec16)
 	// The 8 partial sums, added in part order.
 	for j15 := range 10 {
 		for j16 := range 64 {
@@ -24658,137 +23740,120 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	ocannlBenchRowsBackward_rows256Part13Records.Put(rec14)
 	*rec15 = ocannlBenchRowsBackward_rows256Part14{}
 	ocannlBenchRowsBackward_rows256Part14Records.Put(rec15)
-	*rec16 = ocannlBenchRowsBackward_rows256Part15{}
-	ocannlBenchRowsBackward_rows256Part15Records.Put(rec16)
 	// The 8 partial sums, added in part order.
-	for j21 := range 64 {
-		acc14 := gNetB2[j21]
-		acc14 += rec17.gNetB2Partial[0][j21]
-		acc14 += rec17.gNetB2Partial[1][j21]
-		acc14 += rec17.gNetB2Partial[2][j21]
-		acc14 += rec17.gNetB2Partial[3][j21]
-		acc14 += rec17.gNetB2Partial[4][j21]
-		acc14 += rec17.gNetB2Partial[5][j21]
-		acc14 += rec17.gNetB2Partial[6][j21]
-		acc14 += rec17.gNetB2Partial[7][j21]
-		gNetB2[j21] = acc14
+	for j20 := range 64 {
+		acc14 := gNetB2[j20]
+		acc14 += rec16.gNetB2Partial[0][j20]
+		acc14 += rec16.gNetB2Partial[1][j20]
+		acc14 += rec16.gNetB2Partial[2][j20]
+		acc14 += rec16.gNetB2Partial[3][j20]
+		acc14 += rec16.gNetB2Partial[4][j20]
+		acc14 += rec16.gNetB2Partial[5][j20]
+		acc14 += rec16.gNetB2Partial[6][j20]
+		acc14 += rec16.gNetB2Partial[7][j20]
+		gNetB2[j20] = acc14
 	}
-	rec17.scratch = nil
-	ocannlBenchRowsBackward_rows256Part16Records.Put(rec17)
+	rec16.scratch = nil
+	ocannlBenchRowsBackward_rows256Part15Records.Put(rec16)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec18 := ocannlBenchRowsBackward_rows256Part17Records.Get()
-	rec18.gNetW2 = gNetW2
-	rec18.scratch = scratch
-	region.Run(rec18, 2)
-	*rec18 = ocannlBenchRowsBackward_rows256Part17{}
-	ocannlBenchRowsBackward_rows256Part17Records.Put(rec18)
+	rec17 := ocannlBenchRowsBackward_rows256Part16Records.Get()
+	rec17.gNetW2 = gNetW2
+	rec17.scratch = scratch
+	region.Run(rec17, 2)
+	*rec17 = ocannlBenchRowsBackward_rows256Part16{}
+	ocannlBenchRowsBackward_rows256Part16Records.Put(rec17)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlBenchRowsBackward_rows256Part18Records.Get()
-	rec19.pNetW2 = pNetW2
-	rec19.scratch = scratch
+	rec18 := ocannlBenchRowsBackward_rows256Part17Records.Get()
+	rec18.pNetW2 = pNetW2
+	rec18.scratch = scratch
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlBenchRowsBackward_rows256Part19Records.Get()
-	rec20.scratch = scratch
-
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_1_grad = [256][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec21 := ocannlBenchRowsBackward_rows256Part20Records.Get()
-	rec21.scratch = scratch
+	rec19 := ocannlBenchRowsBackward_rows256Part18Records.Get()
+	rec19.scratch = scratch
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlBenchRowsBackward_rows256Part21Records.Get()
-	rec22.scratch = scratch
+	rec20 := ocannlBenchRowsBackward_rows256Part19Records.Get()
+	rec20.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec19, rec20, rec21, rec22)
+	region.RunSeq(8, rec18, rec19, rec20)
+	*rec18 = ocannlBenchRowsBackward_rows256Part17{}
+	ocannlBenchRowsBackward_rows256Part17Records.Put(rec18)
 	*rec19 = ocannlBenchRowsBackward_rows256Part18{}
 	ocannlBenchRowsBackward_rows256Part18Records.Put(rec19)
-	*rec20 = ocannlBenchRowsBackward_rows256Part19{}
-	ocannlBenchRowsBackward_rows256Part19Records.Put(rec20)
-	*rec21 = ocannlBenchRowsBackward_rows256Part20{}
-	ocannlBenchRowsBackward_rows256Part20Records.Put(rec21)
 	// The 8 partial sums, added in part order.
-	for j27 := range 64 {
-		acc17 := gNetB1[j27]
-		acc17 += rec22.gNetB1Partial[0][j27]
-		acc17 += rec22.gNetB1Partial[1][j27]
-		acc17 += rec22.gNetB1Partial[2][j27]
-		acc17 += rec22.gNetB1Partial[3][j27]
-		acc17 += rec22.gNetB1Partial[4][j27]
-		acc17 += rec22.gNetB1Partial[5][j27]
-		acc17 += rec22.gNetB1Partial[6][j27]
-		acc17 += rec22.gNetB1Partial[7][j27]
-		gNetB1[j27] = acc17
+	for j25 := range 64 {
+		acc17 := gNetB1[j25]
+		acc17 += rec20.gNetB1Partial[0][j25]
+		acc17 += rec20.gNetB1Partial[1][j25]
+		acc17 += rec20.gNetB1Partial[2][j25]
+		acc17 += rec20.gNetB1Partial[3][j25]
+		acc17 += rec20.gNetB1Partial[4][j25]
+		acc17 += rec20.gNetB1Partial[5][j25]
+		acc17 += rec20.gNetB1Partial[6][j25]
+		acc17 += rec20.gNetB1Partial[7][j25]
+		gNetB1[j25] = acc17
 	}
-	rec22.scratch = nil
-	ocannlBenchRowsBackward_rows256Part21Records.Put(rec22)
+	rec20.scratch = nil
+	ocannlBenchRowsBackward_rows256Part19Records.Put(rec20)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec23 := ocannlBenchRowsBackward_rows256Part22Records.Get()
-	rec23.gNetW1 = gNetW1
-	rec23.x = x
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlBenchRowsBackward_rows256Part22{}
-	ocannlBenchRowsBackward_rows256Part22Records.Put(rec23)
+	rec21 := ocannlBenchRowsBackward_rows256Part20Records.Get()
+	rec21.gNetW1 = gNetW1
+	rec21.x = x
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlBenchRowsBackward_rows256Part20{}
+	ocannlBenchRowsBackward_rows256Part20Records.Put(rec21)
 }
 
 // ocannlBenchRowsBackward_rows256Scratch holds the local arrays of ocannlBenchRowsBackward_rows256 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows256Scratch struct {
-	net_a1_1                            [256][64]float32
-	net_a1_2                            [256][64]float32
-	net_a1                              [256][64]float32
-	net_a2_1                            [256][64]float32
-	net_a2_2                            [256][64]float32
-	net_a2                              [256][64]float32
-	train_cross_entropy_1_logits_1      [256][10]float32
-	train_cross_entropy_1_logits        [256][10]float32
-	train_cross_entropy_1_m             [256][1]float32
-	train_cross_entropy_1_z             [256][10]float32
-	train_cross_entropy_1_logp_1        [256][10]float32
-	train_cross_entropy_1_logp_2        [256][1]float32
-	train_cross_entropy_1_logp_3        [256][1]float32
-	train_1                             [256][10]float32
-	net_a1_1_grad                       [256][64]float32
-	net_a1_2_grad                       [256][64]float32
-	net_a1_grad                         [256][64]float32
-	net_a2_1_grad                       [256][64]float32
-	net_a2_2_grad                       [256][64]float32
-	net_a2_grad                         [256][64]float32
-	train_cross_entropy_1_logits_1_grad [256][10]float32
-	train_cross_entropy_1_logits_grad   [256][10]float32
-	train_cross_entropy_1_m_grad        [256][1]float32
-	train_cross_entropy_1_z_grad        [256][10]float32
-	train_cross_entropy_1_logp_1_grad   [256][10]float32
-	train_cross_entropy_1_logp_2_grad   [256][1]float32
-	train_cross_entropy_1_logp_3_grad   [256][1]float32
-	train_cross_entropy_1_logp_grad     [256][10]float32
-	train_1_grad                        [256][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [256][1]float32
+	net_a1_1                          [256][64]float32
+	net_a1_2                          [256][64]float32
+	net_a1                            [256][64]float32
+	net_a2_1                          [256][64]float32
+	net_a2_2                          [256][64]float32
+	net_a2                            [256][64]float32
+	train_cross_entropy_1_logits_1    [256][10]float32
+	train_cross_entropy_1_logits      [256][10]float32
+	train_cross_entropy_1_m           [256][1]float32
+	train_cross_entropy_1_z           [256][10]float32
+	train_cross_entropy_1_logp_1      [256][10]float32
+	train_cross_entropy_1_logp_2      [256][1]float32
+	train_cross_entropy_1_logp_3      [256][1]float32
+	train_1                           [256][10]float32
+	net_a1_2_grad                     [256][64]float32
+	net_a1_grad                       [256][64]float32
+	net_a2_2_grad                     [256][64]float32
+	net_a2_grad                       [256][64]float32
+	train_cross_entropy_1_m_grad      [256][1]float32
+	train_cross_entropy_1_logp_1_grad [256][10]float32
+	train_cross_entropy_1_logp_2_grad [256][1]float32
+	train_cross_entropy_1_logp_3_grad [256][1]float32
+	train_cross_entropy_1_logp_grad   [256][10]float32
+	train_1_grad                      [256][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_8  [256][1]float32
 }
 
 // ocannlBenchRowsBackward_rows256Part0 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
@@ -24838,9 +23903,9 @@ func (r2 *ocannlBenchRowsBackward_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -24866,9 +23931,9 @@ func (r4 *ocannlBenchRowsBackward_rows256Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
@@ -24933,9 +23998,9 @@ func (r6 *ocannlBenchRowsBackward_rows256Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
@@ -24961,9 +24026,9 @@ func (r8 *ocannlBenchRowsBackward_rows256Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
@@ -25028,9 +24093,9 @@ func (r10 *ocannlBenchRowsBackward_rows256Part7) Part(j8 int) {
 	pNetB3, scratch := r10.pNetB3, r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
@@ -25086,9 +24151,9 @@ func (r12 *ocannlBenchRowsBackward_rows256Part9) Part(j10 int) {
 	scratch := r12.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
@@ -25115,9 +24180,9 @@ func (r13 *ocannlBenchRowsBackward_rows256Part10) Part(j11 int) {
 	scratch := r13.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
@@ -25175,17 +24240,17 @@ func (r19 *ocannlBenchRowsBackward_rows256Part12) Part(j14 int) {
 	gNetW3Partial[j14] = [10][64]float32{}
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0+32*j14]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j14][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
 				gNetW3PartialRow := &gNetW3Partial[j14][i1]
 				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -25207,36 +24272,36 @@ func (r20 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
 	pNetW3, scratch := r20.pNetW3, r20.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
-					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc12
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -25257,9 +24322,9 @@ func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j18 int) {
 	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
@@ -25286,23 +24351,34 @@ var ocannlBenchRowsBackward_rows256Part14Records rt.Records[ocannlBenchRowsBackw
 // ocannlBenchRowsBackward_rows256Part15 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part15 struct {
-	scratch *ocannlBenchRowsBackward_rows256Scratch
+	scratch       *ocannlBenchRowsBackward_rows256Scratch
+	gNetB2Partial [8][64]float32
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
-	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	scratch, gNetB2Partial := r24.scratch, &r24.gNetB2Partial
+	gNetB2Partial[j19] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX512(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
-		for i0 := range 32 {
+		// i0 unrolled by 4 and jammed into i1.
+		gNetB2PartialRow := &gNetB2Partial[j19]
+		for i0 := 0; i0 < 32; i0 += 4 {
 			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j19]
-			net_a2_1_gradRow := &scratch.net_a2_1_grad[i0+32*j19]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j19+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j19+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j19+3]
 			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+				acc13 := gNetB2PartialRow[i1]
+				acc13 += net_a2_2_gradRow2[i1]
+				acc13 += net_a2_2_gradRow3[i1]
+				acc13 += net_a2_2_gradRow4[i1]
+				acc13 += net_a2_2_gradRow5[i1]
+				gNetB2PartialRow[i1] = acc13
 			}
 		}
 	}
@@ -25311,37 +24387,30 @@ func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
 // ocannlBenchRowsBackward_rows256Part15Records holds the free ocannlBenchRowsBackward_rows256Part15 records.
 var ocannlBenchRowsBackward_rows256Part15Records rt.Records[ocannlBenchRowsBackward_rows256Part15]
 
-// ocannlBenchRowsBackward_rows256Part16 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlBenchRowsBackward_rows256Part16 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part16 struct {
-	scratch       *ocannlBenchRowsBackward_rows256Scratch
-	gNetB2Partial [8][64]float32
+	gNetW2  *[4096]float32
+	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j20 int) {
-	scratch, gNetB2Partial := r25.scratch, &r25.gNetB2Partial
-	gNetB2Partial[j20] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j21 int) {
+	gNetW2, scratch := r25.gNetW2, r25.scratch
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlGemm22AVX512(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlGemm22AVX2(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
 	} else {
-		// i0 unrolled by 4 and jammed into i1.
-		gNetB2PartialRow := &gNetB2Partial[j20]
-		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j20]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j20+1]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j20+2]
-			net_a2_2_gradRow6 := &scratch.net_a2_2_grad[i0+32*j20+3]
+		for i0 := range 256 {
+			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				acc13 := gNetB2PartialRow[i1]
-				acc13 += net_a2_2_gradRow3[i1]
-				acc13 += net_a2_2_gradRow4[i1]
-				acc13 += net_a2_2_gradRow5[i1]
-				acc13 += net_a2_2_gradRow6[i1]
-				gNetB2PartialRow[i1] = acc13
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j21 : 64*i1+32*j21+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j21]
+				}
 			}
 		}
 	}
@@ -25350,29 +24419,41 @@ func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j20 int) {
 // ocannlBenchRowsBackward_rows256Part16Records holds the free ocannlBenchRowsBackward_rows256Part16 records.
 var ocannlBenchRowsBackward_rows256Part16Records rt.Records[ocannlBenchRowsBackward_rows256Part16]
 
-// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 2 parts, one
-// for each 32 values of i2 (see rt.Pool).
+// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part17 struct {
-	gNetW2  *[4096]float32
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 2).
+// Part runs part j22 of the nest (0 <= j22 < 8).
 func (r26 *ocannlBenchRowsBackward_rows256Part17) Part(j22 int) {
-	gNetW2, scratch := r26.gNetW2, r26.scratch
-	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetW2, scratch := r26.pNetW2, r26.scratch
+	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
+		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
+		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
 	} else {
-		for i0 := range 256 {
-			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 64 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j22 : 64*i1+32*j22+32])
-				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j22]
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j22]
+			for i1 := 0; i1 < 64; i1 += 4 {
+				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j22][i1]
+				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j22][i1+1]
+				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j22][i1+2]
+				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j22][i1+3]
+				for i2 := range 64 {
+					acc15 := net_a1_gradRow[i2]
+					acc15 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc15 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc15 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc15 += pNetW2Row5[i2] * net_a2_2_gradV5
+					net_a1_gradRow[i2] = acc15
 				}
 			}
 		}
@@ -25385,39 +24466,32 @@ var ocannlBenchRowsBackward_rows256Part17Records rt.Records[ocannlBenchRowsBackw
 // ocannlBenchRowsBackward_rows256Part18 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part18 struct {
-	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r27 *ocannlBenchRowsBackward_rows256Part18) Part(j23 int) {
-	pNetW2, scratch := r27.pNetW2, r27.scratch
-	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r29 *ocannlBenchRowsBackward_rows256Part18) Part(j23 int) {
+	scratch := r29.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j23][0], &scratch.net_a2_1_grad[32*j23][0], &pNetW2[0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j23][0], &scratch.net_a2_1_grad[32*j23][0], &pNetW2[0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j23]
-			for i1 := 0; i1 < 64; i1 += 4 {
-				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0+32*j23][i1]
-				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0+32*j23][i1+1]
-				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0+32*j23][i1+2]
-				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0+32*j23][i1+3]
-				for i2 := range 64 {
-					acc15 := net_a1_gradRow[i2]
-					acc15 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc15 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc15 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc15 += pNetW2Row5[i2] * net_a2_1_gradV5
-					net_a1_gradRow[i2] = acc15
+			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j23]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j23]
+			for i1 := range 64 {
+				var r27 float32
+				if 0 < net_a1_2Row3[i1] {
+					r27 = 1
 				}
+				r28 := float32(0)
+				if r27 != 0 {
+					r28 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r28
 			}
 		}
 	}
@@ -25429,32 +24503,34 @@ var ocannlBenchRowsBackward_rows256Part18Records rt.Records[ocannlBenchRowsBackw
 // ocannlBenchRowsBackward_rows256Part19 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part19 struct {
-	scratch *ocannlBenchRowsBackward_rows256Scratch
+	scratch       *ocannlBenchRowsBackward_rows256Scratch
+	gNetB1Partial [8][64]float32
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
-	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	scratch, gNetB1Partial := r30.scratch, &r30.gNetB1Partial
+	gNetB1Partial[j24] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+		ocannlReduce43AVX512(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
 	} else {
-		for i0 := range 32 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j24]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j24]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j24]
+		// i0 unrolled by 4 and jammed into i1.
+		gNetB1PartialRow := &gNetB1Partial[j24]
+		for i0 := 0; i0 < 32; i0 += 4 {
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j24]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j24+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j24+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j24+3]
 			for i1 := range 64 {
-				var r28 float32
-				if 0 < net_a1_2Row3[i1] {
-					r28 = 1
-				}
-				r29 := float32(0)
-				if r28 != 0 {
-					r29 = net_a1_gradRow2[i1]
-				}
-				net_a1_2_gradRow[i1] += r29
+				acc16 := gNetB1PartialRow[i1]
+				acc16 += net_a1_2_gradRow2[i1]
+				acc16 += net_a1_2_gradRow3[i1]
+				acc16 += net_a1_2_gradRow4[i1]
+				acc16 += net_a1_2_gradRow5[i1]
+				gNetB1PartialRow[i1] = acc16
 			}
 		}
 	}
@@ -25464,25 +24540,30 @@ func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
 var ocannlBenchRowsBackward_rows256Part19Records rt.Records[ocannlBenchRowsBackward_rows256Part19]
 
 // ocannlBenchRowsBackward_rows256Part20 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part20 struct {
+	gNetW1  *[2048]float32
+	x       *[256][32]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j25 int) {
-	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j26 int) {
+	gNetW1, x, scratch := r31.gNetW1, r31.x, r31.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+		ocannlGemm24AVX512(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+		ocannlGemm24AVX2(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
 	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j25]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0+32*j25]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		for i0 := range 256 {
+			xRow2 := &x[i0]
+			for i1 := range 8 {
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j26]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j26 : 32*i1+256*j26+32])
+				for i2 := range 32 {
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
+				}
 			}
 		}
 	}
@@ -25490,78 +24571,6 @@ func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j25 int) {
 
 // ocannlBenchRowsBackward_rows256Part20Records holds the free ocannlBenchRowsBackward_rows256Part20 records.
 var ocannlBenchRowsBackward_rows256Part20Records rt.Records[ocannlBenchRowsBackward_rows256Part20]
-
-// ocannlBenchRowsBackward_rows256Part21 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part21 struct {
-	scratch       *ocannlBenchRowsBackward_rows256Scratch
-	gNetB1Partial [8][64]float32
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r32 *ocannlBenchRowsBackward_rows256Part21) Part(j26 int) {
-	scratch, gNetB1Partial := r32.scratch, &r32.gNetB1Partial
-	gNetB1Partial[j26] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
-	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
-	} else {
-		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j26]
-		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j26]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j26+1]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j26+2]
-			net_a1_2_gradRow6 := &scratch.net_a1_2_grad[i0+32*j26+3]
-			for i1 := range 64 {
-				acc16 := gNetB1PartialRow[i1]
-				acc16 += net_a1_2_gradRow3[i1]
-				acc16 += net_a1_2_gradRow4[i1]
-				acc16 += net_a1_2_gradRow5[i1]
-				acc16 += net_a1_2_gradRow6[i1]
-				gNetB1PartialRow[i1] = acc16
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows256Part21Records holds the free ocannlBenchRowsBackward_rows256Part21 records.
-var ocannlBenchRowsBackward_rows256Part21Records rt.Records[ocannlBenchRowsBackward_rows256Part21]
-
-// ocannlBenchRowsBackward_rows256Part22 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part22 struct {
-	gNetW1  *[2048]float32
-	x       *[256][32]float32
-	scratch *ocannlBenchRowsBackward_rows256Scratch
-}
-
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r33 *ocannlBenchRowsBackward_rows256Part22) Part(j28 int) {
-	gNetW1, x, scratch := r33.gNetW1, r33.x, r33.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm24AVX512(&gNetW1[256*j28], &scratch.net_a1_1_grad[0][8*j28], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&gNetW1[256*j28], &scratch.net_a1_1_grad[0][8*j28], &x[0][0])
-	} else {
-		for i0 := range 256 {
-			xRow2 := &x[i0]
-			for i1 := range 8 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j28]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j28 : 32*i1+256*j28+32])
-				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows256Part22Records holds the free ocannlBenchRowsBackward_rows256Part22 records.
-var ocannlBenchRowsBackward_rows256Part22Records rt.Records[ocannlBenchRowsBackward_rows256Part22]
 
 // ocannlBenchRowsTrainLoss_rows128 runs a tensor program generated by ocannlgen.
 //
@@ -25741,9 +24750,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -25775,9 +24784,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -25792,9 +24801,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -25826,7 +24835,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -25836,9 +24845,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -25940,9 +24949,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -26007,9 +25016,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows128Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap41AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap41AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
@@ -26096,21 +25105,21 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.w1.grad: [64 32] (let, output parameter gNetW1)
-//	_net/a1.1.grad: [128 64] (let, local, in scratch field net_a1_1_grad)
+//	_net/a1.1.grad: [128 64] (let, local)
 //	net.b1.grad: [64] (let, output parameter gNetB1)
 //	_net/a1.2.grad: [128 64] (let, local, in scratch field net_a1_2_grad)
 //	net/a1.grad: [128 64] (let, local, in scratch field net_a1_grad)
 //	net.w2.grad: [64 64] (let, output parameter gNetW2)
-//	_net/a2.1.grad: [128 64] (let, local, in scratch field net_a2_1_grad)
+//	_net/a2.1.grad: [128 64] (let, local)
 //	net.b2.grad: [64] (let, output parameter gNetB2)
 //	_net/a2.2.grad: [128 64] (let, local, in scratch field net_a2_2_grad)
 //	net/a2.grad: [128 64] (let, local, in scratch field net_a2_grad)
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
-//	_train.cross_entropy#1/logits.1.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [128 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [128 10] (let, local)
 //	train.cross_entropy#1/m.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [128 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -26223,21 +25232,16 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -26266,10 +25270,7 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..127:
@@ -26288,17 +25289,14 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -26311,39 +25309,33 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..127:  # reduction
@@ -26354,23 +25346,20 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..127:  # reduction
@@ -26381,7 +25370,7 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..127:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBenchRowsBackward_rows128Scratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -26456,9 +25445,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -26490,9 +25479,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -26507,9 +25496,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -26541,7 +25530,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -26551,9 +25540,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -26612,9 +25601,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap49AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap49AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [128][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -26629,9 +25618,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
 		for i0 := range 128 {
@@ -26640,23 +25629,6 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [128][10]float32{}
-		for i0 := range 128 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -26670,10 +25642,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -26687,9 +25659,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap51AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [128][10]float32{}
 		for i0 := range 128 {
@@ -26704,33 +25676,16 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 1280 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap52AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [128][10]float32{}
-		for i0 := range 128 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -26738,16 +25693,16 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce47AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -26788,14 +25743,14 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r12 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -26805,24 +25760,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 				if r12 != 0 {
 					r13 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
-			}
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [128][10]float32{}
-		for i0 := range 128 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow5[i1] += r13
 			}
 		}
 	}
@@ -26830,22 +25768,22 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 128 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce49AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 128; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -26854,18 +25792,18 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm28AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm28AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm28AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm28AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 128 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -26874,9 +25812,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=128 N=64 K=10: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm29AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm29AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm29AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm29AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [128][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -26884,27 +25822,27 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -26913,9 +25851,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap54AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap54AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
 		for i0 := range 128 {
@@ -26932,23 +25870,6 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 					r15 = net_a2_gradRow2[i1]
 				}
 				net_a2_2_gradRow[i1] += r15
-			}
-		}
-	}
-
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap60AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else {
-		scratch.net_a2_1_grad = [128][64]float32{}
-		for i0 := range 128 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0]
-			net_a2_1_gradRow := &scratch.net_a2_1_grad[i0]
-			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
 			}
 		}
 	}
@@ -27000,93 +25921,78 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	rec11 := ocannlBenchRowsBackward_rows128Part10Records.Get()
 	rec11.scratch = scratch
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_1_grad = [128][64]float32{}
-	}
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
 	rec12 := ocannlBenchRowsBackward_rows128Part11Records.Get()
 	rec12.scratch = scratch
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
-	// 8 parts of i0 on the pool.
-	rec13 := ocannlBenchRowsBackward_rows128Part12Records.Get()
-	rec13.scratch = scratch
-
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec10, rec11, rec12, rec13)
+	region.RunSeq(8, rec10, rec11, rec12)
 	*rec10 = ocannlBenchRowsBackward_rows128Part9{}
 	ocannlBenchRowsBackward_rows128Part9Records.Put(rec10)
 	*rec11 = ocannlBenchRowsBackward_rows128Part10{}
 	ocannlBenchRowsBackward_rows128Part10Records.Put(rec11)
-	*rec12 = ocannlBenchRowsBackward_rows128Part11{}
-	ocannlBenchRowsBackward_rows128Part11Records.Put(rec12)
 	// The 8 partial sums, added in part order.
-	for j17 := range 64 {
-		acc16 := gNetB1[j17]
-		acc16 += rec13.gNetB1Partial[0][j17]
-		acc16 += rec13.gNetB1Partial[1][j17]
-		acc16 += rec13.gNetB1Partial[2][j17]
-		acc16 += rec13.gNetB1Partial[3][j17]
-		acc16 += rec13.gNetB1Partial[4][j17]
-		acc16 += rec13.gNetB1Partial[5][j17]
-		acc16 += rec13.gNetB1Partial[6][j17]
-		acc16 += rec13.gNetB1Partial[7][j17]
-		gNetB1[j17] = acc16
+	for j16 := range 64 {
+		acc16 := gNetB1[j16]
+		acc16 += rec12.gNetB1Partial[0][j16]
+		acc16 += rec12.gNetB1Partial[1][j16]
+		acc16 += rec12.gNetB1Partial[2][j16]
+		acc16 += rec12.gNetB1Partial[3][j16]
+		acc16 += rec12.gNetB1Partial[4][j16]
+		acc16 += rec12.gNetB1Partial[5][j16]
+		acc16 += rec12.gNetB1Partial[6][j16]
+		acc16 += rec12.gNetB1Partial[7][j16]
+		gNetB1[j16] = acc16
 	}
-	rec13.scratch = nil
-	ocannlBenchRowsBackward_rows128Part12Records.Put(rec13)
+	rec12.scratch = nil
+	ocannlBenchRowsBackward_rows128Part11Records.Put(rec12)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec14 := ocannlBenchRowsBackward_rows128Part13Records.Get()
-	rec14.gNetW1 = gNetW1
-	rec14.x = x
-	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlBenchRowsBackward_rows128Part13{}
-	ocannlBenchRowsBackward_rows128Part13Records.Put(rec14)
+	rec13 := ocannlBenchRowsBackward_rows128Part12Records.Get()
+	rec13.gNetW1 = gNetW1
+	rec13.x = x
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlBenchRowsBackward_rows128Part12{}
+	ocannlBenchRowsBackward_rows128Part12Records.Put(rec13)
 }
 
 // ocannlBenchRowsBackward_rows128Scratch holds the local arrays of ocannlBenchRowsBackward_rows128 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows128Scratch struct {
-	net_a1_1                            [128][64]float32
-	net_a1_2                            [128][64]float32
-	net_a1                              [128][64]float32
-	net_a2_1                            [128][64]float32
-	net_a2_2                            [128][64]float32
-	net_a2                              [128][64]float32
-	train_cross_entropy_1_logits_1      [128][10]float32
-	train_cross_entropy_1_logits        [128][10]float32
-	train_cross_entropy_1_m             [128][1]float32
-	train_cross_entropy_1_z             [128][10]float32
-	train_cross_entropy_1_logp_1        [128][10]float32
-	train_cross_entropy_1_logp_2        [128][1]float32
-	train_cross_entropy_1_logp_3        [128][1]float32
-	train_1                             [128][10]float32
-	net_a1_1_grad                       [128][64]float32
-	net_a1_2_grad                       [128][64]float32
-	net_a1_grad                         [128][64]float32
-	net_a2_1_grad                       [128][64]float32
-	net_a2_2_grad                       [128][64]float32
-	net_a2_grad                         [128][64]float32
-	train_cross_entropy_1_logits_1_grad [128][10]float32
-	train_cross_entropy_1_logits_grad   [128][10]float32
-	train_cross_entropy_1_m_grad        [128][1]float32
-	train_cross_entropy_1_z_grad        [128][10]float32
-	train_cross_entropy_1_logp_1_grad   [128][10]float32
-	train_cross_entropy_1_logp_2_grad   [128][1]float32
-	train_cross_entropy_1_logp_3_grad   [128][1]float32
-	train_cross_entropy_1_logp_grad     [128][10]float32
-	train_1_grad                        [128][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [128][1]float32
+	net_a1_1                          [128][64]float32
+	net_a1_2                          [128][64]float32
+	net_a1                            [128][64]float32
+	net_a2_1                          [128][64]float32
+	net_a2_2                          [128][64]float32
+	net_a2                            [128][64]float32
+	train_cross_entropy_1_logits_1    [128][10]float32
+	train_cross_entropy_1_logits      [128][10]float32
+	train_cross_entropy_1_m           [128][1]float32
+	train_cross_entropy_1_z           [128][10]float32
+	train_cross_entropy_1_logp_1      [128][10]float32
+	train_cross_entropy_1_logp_2      [128][1]float32
+	train_cross_entropy_1_logp_3      [128][1]float32
+	train_1                           [128][10]float32
+	net_a1_2_grad                     [128][64]float32
+	net_a1_grad                       [128][64]float32
+	net_a2_2_grad                     [128][64]float32
+	net_a2_grad                       [128][64]float32
+	train_cross_entropy_1_m_grad      [128][1]float32
+	train_cross_entropy_1_logp_1_grad [128][10]float32
+	train_cross_entropy_1_logp_2_grad [128][1]float32
+	train_cross_entropy_1_logp_3_grad [128][1]float32
+	train_cross_entropy_1_logp_grad   [128][10]float32
+	train_1_grad                      [128][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_8  [128][1]float32
 }
 
 // ocannlBenchRowsBackward_rows128Part0 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
@@ -27136,9 +26042,9 @@ func (r2 *ocannlBenchRowsBackward_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap47AVX512(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap47AVX2(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -27164,9 +26070,9 @@ func (r4 *ocannlBenchRowsBackward_rows128Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlMap48AVX512(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlMap48AVX2(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+16*j3]
@@ -27231,9 +26137,9 @@ func (r6 *ocannlBenchRowsBackward_rows128Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlMap47AVX512(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlMap47AVX2(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j5]
@@ -27259,9 +26165,9 @@ func (r8 *ocannlBenchRowsBackward_rows128Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
+		ocannlMap48AVX512(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
+		ocannlMap48AVX2(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+16*j6]
@@ -27334,16 +26240,16 @@ func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB2PartialRow := &gNetB2Partial[j10]
 		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+16*j10]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+16*j10+1]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+16*j10+2]
-			net_a2_2_gradRow6 := &scratch.net_a2_2_grad[i0+16*j10+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+16*j10]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+16*j10+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+16*j10+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+16*j10+3]
 			for i1 := range 64 {
 				acc12 := gNetB2PartialRow[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2PartialRow[i1] = acc12
 			}
 		}
@@ -27365,17 +26271,17 @@ func (r17 *ocannlBenchRowsBackward_rows128Part8) Part(j12 int) {
 	gNetW2, scratch := r17.gNetW2, r17.scratch
 	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&gNetW2[32*j12], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j12])
+		ocannlGemm30AVX512(&gNetW2[32*j12], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j12])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&gNetW2[32*j12], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j12])
+		ocannlGemm30AVX2(&gNetW2[32*j12], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j12])
 	} else {
 		for i0 := range 128 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j12 : 64*i1+32*j12+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j12]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j12]
 				}
 			}
 		}
@@ -27397,28 +26303,28 @@ func (r18 *ocannlBenchRowsBackward_rows128Part9) Part(j13 int) {
 	pNetW2, scratch := r18.pNetW2, r18.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_1_grad[16*j13][0], &pNetW2[0])
+		ocannlGemm31AVX512(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_2_grad[16*j13][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_1_grad[16*j13][0], &pNetW2[0])
+		ocannlGemm31AVX2(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_2_grad[16*j13][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
 			net_a1_gradRow := &scratch.net_a1_grad[i0+16*j13]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0+16*j13][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+16*j13][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0+16*j13][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+16*j13][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0+16*j13][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+16*j13][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0+16*j13][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+16*j13][i1+3]
 				for i2 := range 64 {
 					acc14 := net_a1_gradRow[i2]
-					acc14 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc14 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc14 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc14 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc14 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc14 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc14 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc14 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc14
 				}
 			}
@@ -27440,9 +26346,9 @@ func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j14 int) {
 	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap55AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap55AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row3 := &scratch.net_a1_2[i0+16*j14]
@@ -27469,23 +26375,34 @@ var ocannlBenchRowsBackward_rows128Part10Records rt.Records[ocannlBenchRowsBackw
 // ocannlBenchRowsBackward_rows128Part11 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part11 struct {
-	scratch *ocannlBenchRowsBackward_rows128Scratch
+	scratch       *ocannlBenchRowsBackward_rows128Scratch
+	gNetB1Partial [8][64]float32
 }
 
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
-	scratch := r22.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	scratch, gNetB1Partial := r22.scratch, &r22.gNetB1Partial
+	gNetB1Partial[j15] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
+		ocannlReduce50AVX512(&gNetB1Partial[j15][0], &scratch.net_a1_2_grad[16*j15][0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
+		ocannlReduce50AVX2(&gNetB1Partial[j15][0], &scratch.net_a1_2_grad[16*j15][0])
 	} else {
-		for i0 := range 16 {
+		// i0 unrolled by 4 and jammed into i1.
+		gNetB1PartialRow := &gNetB1Partial[j15]
+		for i0 := 0; i0 < 16; i0 += 4 {
 			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+16*j15]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0+16*j15]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+16*j15+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+16*j15+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+16*j15+3]
 			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+				acc15 := gNetB1PartialRow[i1]
+				acc15 += net_a1_2_gradRow2[i1]
+				acc15 += net_a1_2_gradRow3[i1]
+				acc15 += net_a1_2_gradRow4[i1]
+				acc15 += net_a1_2_gradRow5[i1]
+				gNetB1PartialRow[i1] = acc15
 			}
 		}
 	}
@@ -27495,36 +26412,30 @@ func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
 var ocannlBenchRowsBackward_rows128Part11Records rt.Records[ocannlBenchRowsBackward_rows128Part11]
 
 // ocannlBenchRowsBackward_rows128Part12 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
-// for each 16 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part12 struct {
-	scratch       *ocannlBenchRowsBackward_rows128Scratch
-	gNetB1Partial [8][64]float32
+	gNetW1  *[2048]float32
+	x       *[128][32]float32
+	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j16 of the nest (0 <= j16 < 8).
-func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j16 int) {
-	scratch, gNetB1Partial := r23.scratch, &r23.gNetB1Partial
-	gNetB1Partial[j16] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j17 int) {
+	gNetW1, x, scratch := r23.gNetW1, r23.x, r23.scratch
+	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
+		ocannlGemm32AVX512(&gNetW1[256*j17], &scratch.net_a1_2_grad[0][8*j17], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
+		ocannlGemm32AVX2(&gNetW1[256*j17], &scratch.net_a1_2_grad[0][8*j17], &x[0][0])
 	} else {
-		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j16]
-		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+16*j16]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+16*j16+1]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+16*j16+2]
-			net_a1_2_gradRow6 := &scratch.net_a1_2_grad[i0+16*j16+3]
-			for i1 := range 64 {
-				acc15 := gNetB1PartialRow[i1]
-				acc15 += net_a1_2_gradRow3[i1]
-				acc15 += net_a1_2_gradRow4[i1]
-				acc15 += net_a1_2_gradRow5[i1]
-				acc15 += net_a1_2_gradRow6[i1]
-				gNetB1PartialRow[i1] = acc15
+		for i0 := range 128 {
+			xRow2 := &x[i0]
+			for i1 := range 8 {
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j17]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j17 : 32*i1+256*j17+32])
+				for i2 := range 32 {
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
+				}
 			}
 		}
 	}
@@ -27532,39 +26443,6 @@ func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j16 int) {
 
 // ocannlBenchRowsBackward_rows128Part12Records holds the free ocannlBenchRowsBackward_rows128Part12 records.
 var ocannlBenchRowsBackward_rows128Part12Records rt.Records[ocannlBenchRowsBackward_rows128Part12]
-
-// ocannlBenchRowsBackward_rows128Part13 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part13 struct {
-	gNetW1  *[2048]float32
-	x       *[128][32]float32
-	scratch *ocannlBenchRowsBackward_rows128Scratch
-}
-
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r24 *ocannlBenchRowsBackward_rows128Part13) Part(j18 int) {
-	gNetW1, x, scratch := r24.gNetW1, r24.x, r24.scratch
-	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm32AVX512(&gNetW1[256*j18], &scratch.net_a1_1_grad[0][8*j18], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&gNetW1[256*j18], &scratch.net_a1_1_grad[0][8*j18], &x[0][0])
-	} else {
-		for i0 := range 128 {
-			xRow2 := &x[i0]
-			for i1 := range 8 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j18]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j18 : 32*i1+256*j18+32])
-				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows128Part13Records holds the free ocannlBenchRowsBackward_rows128Part13 records.
-var ocannlBenchRowsBackward_rows128Part13Records rt.Records[ocannlBenchRowsBackward_rows128Part13]
 
 // ocannlBenchRowsTrainLoss_rows64 runs a tensor program generated by ocannlgen.
 //
@@ -27744,9 +26622,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -27778,9 +26656,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -27795,9 +26673,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -27829,7 +26707,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -27839,9 +26717,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -27943,9 +26821,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap56AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap56AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -28010,9 +26888,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows64Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap56AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap56AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
@@ -28099,21 +26977,21 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.w1.grad: [64 32] (let, output parameter gNetW1)
-//	_net/a1.1.grad: [64 64] (let, local, in scratch field net_a1_1_grad)
+//	_net/a1.1.grad: [64 64] (let, local)
 //	net.b1.grad: [64] (let, output parameter gNetB1)
 //	_net/a1.2.grad: [64 64] (let, local, in scratch field net_a1_2_grad)
 //	net/a1.grad: [64 64] (let, local, in scratch field net_a1_grad)
 //	net.w2.grad: [64 64] (let, output parameter gNetW2)
-//	_net/a2.1.grad: [64 64] (let, local, in scratch field net_a2_1_grad)
+//	_net/a2.1.grad: [64 64] (let, local)
 //	net.b2.grad: [64] (let, output parameter gNetB2)
 //	_net/a2.2.grad: [64 64] (let, local, in scratch field net_a2_2_grad)
 //	net/a2.grad: [64 64] (let, local, in scratch field net_a2_grad)
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
-//	_train.cross_entropy#1/logits.1.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [64 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [64 10] (let, local)
 //	train.cross_entropy#1/m.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [64 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -28226,21 +27104,16 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -28269,10 +27142,7 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..63:
@@ -28291,17 +27161,14 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -28314,39 +27181,33 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..63:  # reduction
@@ -28357,23 +27218,20 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..63:  # reduction
@@ -28384,7 +27242,7 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..63:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBenchRowsBackward_rows64Scratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -28459,9 +27317,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -28493,9 +27351,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -28510,9 +27368,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -28544,7 +27402,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -28554,9 +27412,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -28615,9 +27473,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap64AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap64AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [64][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -28632,9 +27490,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap65AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap65AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
 		for i0 := range 64 {
@@ -28643,23 +27501,6 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [64][10]float32{}
-		for i0 := range 64 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -28673,10 +27514,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -28690,9 +27531,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [64][10]float32{}
 		for i0 := range 64 {
@@ -28707,33 +27548,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 640 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap67AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap67AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [64][10]float32{}
-		for i0 := range 64 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -28741,16 +27565,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce54AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -28791,14 +27615,14 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 64 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap76AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap68AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap68AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r12 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -28808,24 +27632,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 				if r12 != 0 {
 					r13 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r13
-			}
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [64][10]float32{}
-		for i0 := range 64 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow5[i1] += r13
 			}
 		}
 	}
@@ -28833,22 +27640,22 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 64 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce56AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -28857,18 +27664,18 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm36AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm36AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 64 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -28877,9 +27684,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=64 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm37AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm37AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [64][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -28887,27 +27694,27 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -28916,9 +27723,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap77AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap69AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap69AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -28939,23 +27746,6 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap78AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else {
-		scratch.net_a2_1_grad = [64][64]float32{}
-		for i0 := range 64 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0]
-			net_a2_1_gradRow := &scratch.net_a2_1_grad[i0]
-			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -28965,16 +27755,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &scratch.net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+3]
 			for i1 := range 64 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -29006,9 +27796,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap77AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap69AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap69AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -29029,23 +27819,6 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap78AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
-	} else {
-		scratch.net_a1_1_grad = [64][64]float32{}
-		for i0 := range 64 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -29055,16 +27828,16 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &scratch.net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+3]
 			for i1 := range 64 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -29087,38 +27860,33 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 // ocannlBenchRowsBackward_rows64Scratch holds the local arrays of ocannlBenchRowsBackward_rows64 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows64Scratch struct {
-	net_a1_1                            [64][64]float32
-	net_a1_2                            [64][64]float32
-	net_a1                              [64][64]float32
-	net_a2_1                            [64][64]float32
-	net_a2_2                            [64][64]float32
-	net_a2                              [64][64]float32
-	train_cross_entropy_1_logits_1      [64][10]float32
-	train_cross_entropy_1_logits        [64][10]float32
-	train_cross_entropy_1_m             [64][1]float32
-	train_cross_entropy_1_z             [64][10]float32
-	train_cross_entropy_1_logp_1        [64][10]float32
-	train_cross_entropy_1_logp_2        [64][1]float32
-	train_cross_entropy_1_logp_3        [64][1]float32
-	train_1                             [64][10]float32
-	net_a1_1_grad                       [64][64]float32
-	net_a1_2_grad                       [64][64]float32
-	net_a1_grad                         [64][64]float32
-	net_a2_1_grad                       [64][64]float32
-	net_a2_2_grad                       [64][64]float32
-	net_a2_grad                         [64][64]float32
-	train_cross_entropy_1_logits_1_grad [64][10]float32
-	train_cross_entropy_1_logits_grad   [64][10]float32
-	train_cross_entropy_1_m_grad        [64][1]float32
-	train_cross_entropy_1_z_grad        [64][10]float32
-	train_cross_entropy_1_logp_1_grad   [64][10]float32
-	train_cross_entropy_1_logp_2_grad   [64][1]float32
-	train_cross_entropy_1_logp_3_grad   [64][1]float32
-	train_cross_entropy_1_logp_grad     [64][10]float32
-	train_1_grad                        [64][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [64][1]float32
+	net_a1_1                          [64][64]float32
+	net_a1_2                          [64][64]float32
+	net_a1                            [64][64]float32
+	net_a2_1                          [64][64]float32
+	net_a2_2                          [64][64]float32
+	net_a2                            [64][64]float32
+	train_cross_entropy_1_logits_1    [64][10]float32
+	train_cross_entropy_1_logits      [64][10]float32
+	train_cross_entropy_1_m           [64][1]float32
+	train_cross_entropy_1_z           [64][10]float32
+	train_cross_entropy_1_logp_1      [64][10]float32
+	train_cross_entropy_1_logp_2      [64][1]float32
+	train_cross_entropy_1_logp_3      [64][1]float32
+	train_1                           [64][10]float32
+	net_a1_2_grad                     [64][64]float32
+	net_a1_grad                       [64][64]float32
+	net_a2_2_grad                     [64][64]float32
+	net_a2_grad                       [64][64]float32
+	train_cross_entropy_1_m_grad      [64][1]float32
+	train_cross_entropy_1_logp_1_grad [64][10]float32
+	train_cross_entropy_1_logp_2_grad [64][1]float32
+	train_cross_entropy_1_logp_3_grad [64][1]float32
+	train_cross_entropy_1_logp_grad   [64][10]float32
+	train_1_grad                      [64][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_8  [64][1]float32
 }
 
 // ocannlBenchRowsBackward_rows64Part0 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
@@ -29168,9 +27936,9 @@ func (r2 *ocannlBenchRowsBackward_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap62AVX512(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap62AVX2(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -29196,9 +27964,9 @@ func (r4 *ocannlBenchRowsBackward_rows64Part2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlMap63AVX512(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlMap63AVX2(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+8*j3]
@@ -29263,9 +28031,9 @@ func (r6 *ocannlBenchRowsBackward_rows64Part4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlMap62AVX512(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlMap62AVX2(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j5]
@@ -29291,9 +28059,9 @@ func (r8 *ocannlBenchRowsBackward_rows64Part5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlMap63AVX512(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlMap63AVX2(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+8*j6]
@@ -29358,17 +28126,17 @@ func (r16 *ocannlBenchRowsBackward_rows64Part7) Part(j10 int) {
 	gNetW2, scratch := r16.gNetW2, r16.scratch
 	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&gNetW2[32*j10], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j10])
+		ocannlGemm38AVX512(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&gNetW2[32*j10], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j10])
+		ocannlGemm38AVX2(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else {
 		for i0 := range 64 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j10 : 64*i1+32*j10+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j10]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j10]
 				}
 			}
 		}
@@ -29390,28 +28158,28 @@ func (r17 *ocannlBenchRowsBackward_rows64Part8) Part(j11 int) {
 	pNetW2, scratch := r17.pNetW2, r17.scratch
 	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j11])
+		ocannlGemm39AVX512(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j11])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j11])
+		ocannlGemm39AVX2(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j11])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 64 {
 			net_a1_gradRow := &scratch.net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j11 : 64*i1+32*j11+32])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j11+64 : 64*i1+32*j11+96])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j11+128 : 64*i1+32*j11+160])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j11+192 : 64*i1+32*j11+224])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0][i1+3]
 				for i2 := range 32 {
 					acc13 := net_a1_gradRow[i2+32*j11]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2+32*j11] = acc13
 				}
 			}
@@ -29435,17 +28203,17 @@ func (r20 *ocannlBenchRowsBackward_rows64Part9) Part(j12 int) {
 	gNetW1, x, scratch := r20.gNetW1, r20.x, r20.scratch
 	// float32 broadcast kernel M=8 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&gNetW1[256*j12], &scratch.net_a1_1_grad[0][8*j12], &x[0][0])
+		ocannlGemm40AVX512(&gNetW1[256*j12], &scratch.net_a1_2_grad[0][8*j12], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&gNetW1[256*j12], &scratch.net_a1_1_grad[0][8*j12], &x[0][0])
+		ocannlGemm40AVX2(&gNetW1[256*j12], &scratch.net_a1_2_grad[0][8*j12], &x[0][0])
 	} else {
 		for i0 := range 64 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j12]
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j12]
 				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j12 : 32*i1+256*j12+32])
 				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -29609,9 +28377,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -29638,9 +28406,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -29679,9 +28447,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -29713,9 +28481,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -29730,9 +28498,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -29764,7 +28532,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap79AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29774,9 +28542,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap80AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap80AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -29899,21 +28667,21 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.w1.grad: [64 32] (let, output parameter gNetW1)
-//	_net/a1.1.grad: [32 64] (let, local, in scratch field net_a1_1_grad)
+//	_net/a1.1.grad: [32 64] (let, local)
 //	net.b1.grad: [64] (let, output parameter gNetB1)
 //	_net/a1.2.grad: [32 64] (let, local, in scratch field net_a1_2_grad)
 //	net/a1.grad: [32 64] (let, local, in scratch field net_a1_grad)
 //	net.w2.grad: [64 64] (let, output parameter gNetW2)
-//	_net/a2.1.grad: [32 64] (let, local, in scratch field net_a2_1_grad)
+//	_net/a2.1.grad: [32 64] (let, local)
 //	net.b2.grad: [64] (let, output parameter gNetB2)
 //	_net/a2.2.grad: [32 64] (let, local, in scratch field net_a2_2_grad)
 //	net/a2.grad: [32 64] (let, local, in scratch field net_a2_grad)
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
-//	_train.cross_entropy#1/logits.1.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [32 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [32 10] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [32 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -30026,21 +28794,16 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -30069,10 +28832,7 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..31:
@@ -30091,17 +28851,14 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -30114,39 +28871,33 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..31:  # reduction
@@ -30157,23 +28908,20 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..31:  # reduction
@@ -30184,7 +28932,7 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBenchRowsBackward_rows32Scratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -30221,9 +28969,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -30237,9 +28985,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
+		ocannlMap32AVX512(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
+		ocannlMap32AVX2(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0]
@@ -30266,9 +29014,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -30282,9 +29030,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
+		ocannlMap32AVX512(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
+		ocannlMap32AVX2(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0]
@@ -30323,9 +29071,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -30357,9 +29105,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -30374,9 +29122,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -30408,7 +29156,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap79AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -30418,9 +29166,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap80AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap80AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -30479,9 +29227,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap81AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap72AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap81AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap72AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -30496,9 +29244,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30507,23 +29255,6 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap83AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap83AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [32][10]float32{}
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -30537,10 +29268,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -30554,9 +29285,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap84AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap84AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30571,33 +29302,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 320 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap85AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap75AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap85AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap75AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [32][10]float32{}
-		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -30605,16 +29319,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce59AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -30655,14 +29369,14 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 32 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap86AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap76AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap86AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap76AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r6 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -30672,24 +29386,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 				if r6 != 0 {
 					r7 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r7
-			}
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [32][10]float32{}
-		for i0 := range 32 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow5[i1] += r7
 			}
 		}
 	}
@@ -30697,22 +29394,22 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 32 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce61AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce61AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -30721,18 +29418,18 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX512(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_a2[0][0])
+		ocannlGemm42AVX2(&gNetW3[0], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -30741,9 +29438,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		scratch.net_a2_grad = [32][64]float32{}
 		// i1 unrolled by 4 and jammed into i2.
@@ -30751,27 +29448,27 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 			net_a2_gradRow := &scratch.net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -30780,9 +29477,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -30803,23 +29500,6 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
-	} else {
-		scratch.net_a2_1_grad = [32][64]float32{}
-		for i0 := range 32 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0]
-			net_a2_1_gradRow := &scratch.net_a2_1_grad[i0]
-			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -30829,16 +29509,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &scratch.net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+3]
 			for i1 := range 64 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -30870,9 +29550,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -30893,23 +29573,6 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
-	} else {
-		scratch.net_a1_1_grad = [32][64]float32{}
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -30919,16 +29582,16 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &scratch.net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+3]
 			for i1 := range 64 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -30937,18 +29600,18 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm45AVX512(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm45AVX512(&gNetW1[0], &scratch.net_a1_2_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm45AVX2(&gNetW1[0], &scratch.net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm45AVX2(&gNetW1[0], &scratch.net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		for i0 := range 32 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[32]float32)(gNetW1[32*i1 : 32*i1+32])
 				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -30958,38 +29621,33 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 // ocannlBenchRowsBackward_rows32Scratch holds the local arrays of ocannlBenchRowsBackward_rows32 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows32Scratch struct {
-	net_a1_1                            [32][64]float32
-	net_a1_2                            [32][64]float32
-	net_a1                              [32][64]float32
-	net_a2_1                            [32][64]float32
-	net_a2_2                            [32][64]float32
-	net_a2                              [32][64]float32
-	train_cross_entropy_1_logits_1      [32][10]float32
-	train_cross_entropy_1_logits        [32][10]float32
-	train_cross_entropy_1_m             [32][1]float32
-	train_cross_entropy_1_z             [32][10]float32
-	train_cross_entropy_1_logp_1        [32][10]float32
-	train_cross_entropy_1_logp_2        [32][1]float32
-	train_cross_entropy_1_logp_3        [32][1]float32
-	train_1                             [32][10]float32
-	net_a1_1_grad                       [32][64]float32
-	net_a1_2_grad                       [32][64]float32
-	net_a1_grad                         [32][64]float32
-	net_a2_1_grad                       [32][64]float32
-	net_a2_2_grad                       [32][64]float32
-	net_a2_grad                         [32][64]float32
-	train_cross_entropy_1_logits_1_grad [32][10]float32
-	train_cross_entropy_1_logits_grad   [32][10]float32
-	train_cross_entropy_1_m_grad        [32][1]float32
-	train_cross_entropy_1_z_grad        [32][10]float32
-	train_cross_entropy_1_logp_1_grad   [32][10]float32
-	train_cross_entropy_1_logp_2_grad   [32][1]float32
-	train_cross_entropy_1_logp_3_grad   [32][1]float32
-	train_cross_entropy_1_logp_grad     [32][10]float32
-	train_1_grad                        [32][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [32][1]float32
+	net_a1_1                          [32][64]float32
+	net_a1_2                          [32][64]float32
+	net_a1                            [32][64]float32
+	net_a2_1                          [32][64]float32
+	net_a2_2                          [32][64]float32
+	net_a2                            [32][64]float32
+	train_cross_entropy_1_logits_1    [32][10]float32
+	train_cross_entropy_1_logits      [32][10]float32
+	train_cross_entropy_1_m           [32][1]float32
+	train_cross_entropy_1_z           [32][10]float32
+	train_cross_entropy_1_logp_1      [32][10]float32
+	train_cross_entropy_1_logp_2      [32][1]float32
+	train_cross_entropy_1_logp_3      [32][1]float32
+	train_1                           [32][10]float32
+	net_a1_2_grad                     [32][64]float32
+	net_a1_grad                       [32][64]float32
+	net_a2_2_grad                     [32][64]float32
+	net_a2_grad                       [32][64]float32
+	train_cross_entropy_1_m_grad      [32][1]float32
+	train_cross_entropy_1_logp_1_grad [32][10]float32
+	train_cross_entropy_1_logp_2_grad [32][1]float32
+	train_cross_entropy_1_logp_3_grad [32][1]float32
+	train_cross_entropy_1_logp_grad   [32][10]float32
+	train_1_grad                      [32][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_8  [32][1]float32
 }
 
 // ocannlBenchRowsBackward_rows32Part0 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 8 parts, one
@@ -31038,17 +29696,17 @@ func (r10 *ocannlBenchRowsBackward_rows32Part1) Part(j3 int) {
 	gNetW2, scratch := r10.gNetW2, r10.scratch
 	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm43AVX512(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
+		ocannlGemm43AVX512(&gNetW2[32*j3], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else if ocannlAVX2 {
-		ocannlGemm43AVX2(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
+		ocannlGemm43AVX2(&gNetW2[32*j3], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else {
 		for i0 := range 32 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j3 : 64*i1+32*j3+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j3]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j3]
 				}
 			}
 		}
@@ -31070,28 +29728,28 @@ func (r11 *ocannlBenchRowsBackward_rows32Part2) Part(j4 int) {
 	pNetW2, scratch := r11.pNetW2, r11.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm44AVX512(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
+		ocannlGemm44AVX512(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j4])
 	} else if ocannlAVX2 {
-		ocannlGemm44AVX2(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
+		ocannlGemm44AVX2(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j4])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a1_gradRow := &scratch.net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j4 : 64*i1+32*j4+32])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j4+64 : 64*i1+32*j4+96])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j4+128 : 64*i1+32*j4+160])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j4+192 : 64*i1+32*j4+224])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0][i1+3]
 				for i2 := range 32 {
 					acc13 := net_a1_gradRow[i2+32*j4]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2+32*j4] = acc13
 				}
 			}
@@ -31265,9 +29923,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -31306,9 +29964,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31384,9 +30042,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap87AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -31418,7 +30076,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap88AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -31622,21 +30280,16 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -31665,10 +30318,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
@@ -31687,17 +30337,14 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -31710,39 +30357,33 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..15:  # reduction
@@ -31753,23 +30394,20 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..15:  # reduction
@@ -31780,7 +30418,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32) {
 	var net_a1_1 [16][64]float32
 	var net_a1_2 [16][64]float32
@@ -31798,16 +30436,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	var train_1 [16][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [16][64]float32
 	var net_a1_2_grad [16][64]float32
 	var net_a1_grad [16][64]float32
-	var net_a2_1_grad [16][64]float32
 	var net_a2_2_grad [16][64]float32
 	var net_a2_grad [16][64]float32
-	var train_cross_entropy_1_logits_1_grad [16][10]float32
-	var train_cross_entropy_1_logits_grad [16][10]float32
 	var train_cross_entropy_1_m_grad [16][1]float32
-	var train_cross_entropy_1_z_grad [16][10]float32
 	var train_cross_entropy_1_logp_1_grad [16][10]float32
 	var train_cross_entropy_1_logp_2_grad [16][1]float32
 	var train_cross_entropy_1_logp_3_grad [16][1]float32
@@ -31846,9 +30479,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap47AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap47AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -31862,9 +30495,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap48AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap48AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -31903,9 +30536,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap47AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap47AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31919,9 +30552,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap48AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap48AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -31997,9 +30630,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap87AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -32031,7 +30664,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap88AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -32106,15 +30739,6 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32124,10 +30748,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -32151,34 +30775,25 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce65AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce65AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -32220,7 +30835,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	for i0 := range 16 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -32230,38 +30845,29 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce67AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -32270,18 +30876,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm46AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm46AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm46AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 16 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -32290,36 +30896,36 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=16 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm47AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm47AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm47AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
 			net_a2_gradRow := &net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -32328,9 +30934,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap55AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap55AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -32350,22 +30956,6 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap62AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 16 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32375,16 +30965,16 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 64 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -32393,18 +30983,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=64 N=64 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm48AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm48AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm48AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm48AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		for i0 := range 16 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 64 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[64]float32)(gNetW2[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -32413,28 +31003,28 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm31AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm31AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -32444,9 +31034,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap55AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap55AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -32466,22 +31056,6 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap62AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 16 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -32491,16 +31065,16 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 64 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -32509,18 +31083,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm49AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm49AVX512(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm49AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm49AVX2(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		for i0 := range 16 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[32]float32)(gNetW1[32*i1 : 32*i1+32])
 				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -32690,9 +31264,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap56AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap56AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -32731,9 +31305,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap56AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap56AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -32809,9 +31383,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap89AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -33042,21 +31616,16 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -33085,10 +31654,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..7:
@@ -33107,17 +31673,14 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -33130,39 +31693,33 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..7:  # reduction
@@ -33173,23 +31730,20 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..7:  # reduction
@@ -33200,7 +31754,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	for i0 in 0..7:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32) {
 	var net_a1_1 [8][64]float32
 	var net_a1_2 [8][64]float32
@@ -33218,16 +31772,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	var train_1 [8][10]float32
 	var train_2 [1]float32
 	var train_3 [1]float32
-	var net_a1_1_grad [8][64]float32
 	var net_a1_2_grad [8][64]float32
 	var net_a1_grad [8][64]float32
-	var net_a2_1_grad [8][64]float32
 	var net_a2_2_grad [8][64]float32
 	var net_a2_grad [8][64]float32
-	var train_cross_entropy_1_logits_1_grad [8][10]float32
-	var train_cross_entropy_1_logits_grad [8][10]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_z_grad [8][10]float32
 	var train_cross_entropy_1_logp_1_grad [8][10]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
@@ -33266,9 +31815,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap62AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap62AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -33282,9 +31831,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a1 = pointwise relu of _net/a1.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap63AVX512(&net_a1[0][0], &net_a1_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&net_a1[0][0], &net_a1_2[0][0])
+		ocannlMap63AVX2(&net_a1[0][0], &net_a1_2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row2 := &net_a1_2[i0]
@@ -33323,9 +31872,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap62AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap62AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -33339,9 +31888,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a2 = pointwise relu of _net/a2.2
 	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap70AVX512(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap63AVX512(&net_a2[0][0], &net_a2_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap70AVX2(&net_a2[0][0], &net_a2_2[0][0])
+		ocannlMap63AVX2(&net_a2[0][0], &net_a2_2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row2 := &net_a2_2[i0]
@@ -33417,9 +31966,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap89AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -33521,15 +32070,6 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
-		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
-		}
-	}
-
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -33539,10 +32079,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
 			acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -33566,34 +32106,25 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	for i0 := range 8 {
 		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
-		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
-		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce71AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce71AVX512(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &train_cross_entropy_1_logp_grad[i0]
 			acc8 := train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -33635,7 +32166,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	for i0 := range 8 {
 		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
 		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
-		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logp_gradRow5 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
 			var r5 float32
 			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -33645,38 +32176,29 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 			if r5 != 0 {
 				r6 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logits_gradRow2[i1] += r6
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
-		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+			train_cross_entropy_1_logp_gradRow5[i1] += r6
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce73AVX512(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce73AVX512(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -33685,18 +32207,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=10 N=64 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm50AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX512(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm50AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm50AVX2(&gNetW3[0], &train_cross_entropy_1_logp_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV := train_cross_entropy_1_logp_grad[i0][i1]
 				gNetW3Row := (*[64]float32)(gNetW3[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3Row[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -33705,36 +32227,36 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm51AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm51AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm51AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logp_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a2_gradRow := &net_a2_grad[i0]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV2 := train_cross_entropy_1_logp_grad[i0][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][i1+1]
+				train_cross_entropy_1_logp_gradV3 := train_cross_entropy_1_logp_grad[i0][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][i1+2]
+				train_cross_entropy_1_logp_gradV4 := train_cross_entropy_1_logp_grad[i0][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][i1+3]
+				train_cross_entropy_1_logp_gradV5 := train_cross_entropy_1_logp_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc11 := net_a2_gradRow[i2]
-					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc11
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := train_cross_entropy_1_logits_1_grad[i0][i1]
+				train_cross_entropy_1_logp_gradV6 := train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -33743,9 +32265,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap90AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap80AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap90AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap80AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -33765,22 +32287,6 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap91AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap91AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
-	} else {
-		for i0 := range 8 {
-			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
-			net_a2_1_gradRow := &net_a2_1_grad[i0]
-			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -33790,16 +32296,16 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
-			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
-			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
-			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+3]
 			for i1 := range 64 {
 				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow2[i1]
 				acc12 += net_a2_2_gradRow3[i1]
 				acc12 += net_a2_2_gradRow4[i1]
 				acc12 += net_a2_2_gradRow5[i1]
-				acc12 += net_a2_2_gradRow6[i1]
 				gNetB2[i1] = acc12
 			}
 		}
@@ -33808,18 +32314,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=64 N=64 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm52AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm52AVX512(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm52AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm52AVX2(&gNetW2[0], &net_a2_2_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
 			for i1 := range 64 {
-				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV := net_a2_2_grad[i0][i1]
 				gNetW2Row := (*[64]float32)(gNetW2[64*i1 : 64*i1+64])
 				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2]
 				}
 			}
 		}
@@ -33828,28 +32334,28 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm53AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm53AVX512(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm53AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm53AVX2(&net_a1_grad[0][0], &net_a2_2_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
 			net_a1_gradRow := &net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				net_a2_2_gradV2 := net_a2_2_grad[i0][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				net_a2_2_gradV3 := net_a2_2_grad[i0][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				net_a2_2_gradV4 := net_a2_2_grad[i0][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				net_a2_2_gradV5 := net_a2_2_grad[i0][i1+3]
 				for i2 := range 64 {
 					acc13 := net_a1_gradRow[i2]
-					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
 					net_a1_gradRow[i2] = acc13
 				}
 			}
@@ -33859,9 +32365,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap90AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap80AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap90AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap80AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -33881,22 +32387,6 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap91AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap91AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
-	} else {
-		for i0 := range 8 {
-			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
-			net_a1_1_gradRow := &net_a1_1_grad[i0]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
@@ -33906,16 +32396,16 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
-			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
-			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
-			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
-			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+3]
 			for i1 := range 64 {
 				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow2[i1]
 				acc14 += net_a1_2_gradRow3[i1]
 				acc14 += net_a1_2_gradRow4[i1]
 				acc14 += net_a1_2_gradRow5[i1]
-				acc14 += net_a1_2_gradRow6[i1]
 				gNetB1[i1] = acc14
 			}
 		}
@@ -33924,18 +32414,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm54AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm54AVX512(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm54AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm54AVX2(&gNetW1[0], &net_a1_2_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		for i0 := range 8 {
 			xRow2 := &x[i0]
 			for i1 := range 64 {
-				net_a1_1_gradV := net_a1_1_grad[i0][i1]
+				net_a1_2_gradV := net_a1_2_grad[i0][i1]
 				gNetW1Row := (*[32]float32)(gNetW1[32*i1 : 32*i1+32])
 				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
 			}
 		}
@@ -34156,7 +32646,7 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -34166,9 +32656,9 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -34270,9 +32760,9 @@ func (r3 *ocannlBenchFixedTrainLossPart1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -34337,9 +32827,9 @@ func (r6 *ocannlBenchFixedTrainLossPart3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -34404,9 +32894,9 @@ func (r8 *ocannlBenchFixedTrainLossPart5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -34462,9 +32952,9 @@ func (r10 *ocannlBenchFixedTrainLossPart7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -34491,9 +32981,9 @@ func (r11 *ocannlBenchFixedTrainLossPart8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -34572,21 +33062,21 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
 //	net.w1.grad: [64 32] (let, output parameter gNetW1)
-//	_net/a1.1.grad: [256 64] (let, local, in scratch field net_a1_1_grad)
+//	_net/a1.1.grad: [256 64] (let, local)
 //	net.b1.grad: [64] (let, output parameter gNetB1)
 //	_net/a1.2.grad: [256 64] (let, local, in scratch field net_a1_2_grad)
 //	net/a1.grad: [256 64] (let, local, in scratch field net_a1_grad)
 //	net.w2.grad: [64 64] (let, output parameter gNetW2)
-//	_net/a2.1.grad: [256 64] (let, local, in scratch field net_a2_1_grad)
+//	_net/a2.1.grad: [256 64] (let, local)
 //	net.b2.grad: [64] (let, output parameter gNetB2)
 //	_net/a2.2.grad: [256 64] (let, local, in scratch field net_a2_2_grad)
 //	net/a2.grad: [256 64] (let, local, in scratch field net_a2_grad)
 //	net.w3.grad: [10 64] (let, output parameter gNetW3)
-//	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	_train.cross_entropy#1/logits.1.grad: [256 10] (let, local)
 //	net.b3.grad: [10] (let, output parameter gNetB3)
-//	train.cross_entropy#1/logits.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
-//	train.cross_entropy#1/z.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	train.cross_entropy#1/z.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
@@ -34699,21 +33189,16 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
-//	fill _net/a1.1.grad with 0
 //	fill net.b1.grad with 0
 //	fill _net/a1.2.grad with 0
 //	fill net/a1.grad with 0
 //	fill net.w2.grad with 0
-//	fill _net/a2.1.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
 //	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
-//	fill _train.cross_entropy#1/logits.1.grad with 0
 //	fill net.b3.grad with 0
-//	fill train.cross_entropy#1/logits.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill train.cross_entropy#1/z.grad with 0
 //	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
@@ -34742,10 +33227,7 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..255:
@@ -34764,17 +33246,14 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 //	fill train.cross_entropy#1/m.argmax@8 with 10
@@ -34787,39 +33266,33 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
 //	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
-//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//	    net.b3.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..63:
-//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//	      net.w3.grad[i1, i2] += train.cross_entropy#1/logp.grad[i0, i1] * net/a2[i0, i2]
 //
 //	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..63:
-//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
 //	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
 //	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
 //
-//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 //	for i0 in 0..255:  # reduction
@@ -34830,23 +33303,20 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..63:
-//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//	      net.w2.grad[i1, i2] += _net/a2.2.grad[i0, i1] * net/a1[i0, i2]
 //
 //	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:  # reduction
 //	    for i2 in 0..63:
-//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
 //	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
 //	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
 //
-//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 //	for i0 in 0..255:  # reduction
@@ -34857,7 +33327,7 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	for i0 in 0..255:  # reduction
 //	  for i1 in 0..63:
 //	    for i2 in 0..31:
-//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+//	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlBenchFixedBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
@@ -34968,7 +33438,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -34978,9 +33448,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -35039,9 +33509,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -35056,9 +33526,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -35067,23 +33537,6 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
-			}
-		}
-	}
-
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
 			}
 		}
 	}
@@ -35097,10 +33550,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
 			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
 		}
@@ -35109,9 +33562,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -35122,9 +33575,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
@@ -35139,33 +33592,16 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
-			train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
-			}
-		}
-	}
-
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
-			train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -35173,16 +33609,16 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce40AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 256 {
-			train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
 			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
 		}
@@ -35191,9 +33627,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
@@ -35230,14 +33666,14 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
-			train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
 				var r17 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
@@ -35247,24 +33683,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 				if r17 != 0 {
 					r18 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logits_gradRow2[i1] += r18
-			}
-		}
-	}
-
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
-	} else {
-		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
-		for i0 := range 256 {
-			train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+				train_cross_entropy_1_logp_gradRow5[i1] += r18
 			}
 		}
 	}
@@ -35272,22 +33691,22 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX512(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
-			train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[i0]
-			train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[i0+1]
-			train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[i0+2]
-			train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[i0+3]
+			train_cross_entropy_1_logp_gradRow6 := &scratch.train_cross_entropy_1_logp_grad[i0]
+			train_cross_entropy_1_logp_gradRow7 := &scratch.train_cross_entropy_1_logp_grad[i0+1]
+			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
+			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
 				acc10 := gNetB3[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow4[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow5[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
 				gNetB3[i1] = acc10
 			}
 		}
@@ -35315,22 +33734,14 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	rec15 := ocannlBenchFixedBackwardPart14Records.Get()
 	rec15.scratch = scratch
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a2_1_grad = [256][64]float32{}
-	}
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlBenchFixedBackwardPart15Records.Get()
 	rec16.scratch = scratch
 
-	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
-	// 8 parts of i0 on the pool.
-	rec17 := ocannlBenchFixedBackwardPart16Records.Get()
-	rec17.scratch = scratch
-
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15, rec16, rec17)
+	region.RunSeq(8, rec13, rec14, rec15, rec16)
 	// The 8 partial sums, added in part order.
 	for j15 := range 10 {
 		for j16 := range 64 {
@@ -35352,137 +33763,120 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	ocannlBenchFixedBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlBenchFixedBackwardPart14{}
 	ocannlBenchFixedBackwardPart14Records.Put(rec15)
-	*rec16 = ocannlBenchFixedBackwardPart15{}
-	ocannlBenchFixedBackwardPart15Records.Put(rec16)
 	// The 8 partial sums, added in part order.
-	for j21 := range 64 {
-		acc14 := gNetB2[j21]
-		acc14 += rec17.gNetB2Partial[0][j21]
-		acc14 += rec17.gNetB2Partial[1][j21]
-		acc14 += rec17.gNetB2Partial[2][j21]
-		acc14 += rec17.gNetB2Partial[3][j21]
-		acc14 += rec17.gNetB2Partial[4][j21]
-		acc14 += rec17.gNetB2Partial[5][j21]
-		acc14 += rec17.gNetB2Partial[6][j21]
-		acc14 += rec17.gNetB2Partial[7][j21]
-		gNetB2[j21] = acc14
+	for j20 := range 64 {
+		acc14 := gNetB2[j20]
+		acc14 += rec16.gNetB2Partial[0][j20]
+		acc14 += rec16.gNetB2Partial[1][j20]
+		acc14 += rec16.gNetB2Partial[2][j20]
+		acc14 += rec16.gNetB2Partial[3][j20]
+		acc14 += rec16.gNetB2Partial[4][j20]
+		acc14 += rec16.gNetB2Partial[5][j20]
+		acc14 += rec16.gNetB2Partial[6][j20]
+		acc14 += rec16.gNetB2Partial[7][j20]
+		gNetB2[j20] = acc14
 	}
-	rec17.scratch = nil
-	ocannlBenchFixedBackwardPart16Records.Put(rec17)
+	rec16.scratch = nil
+	ocannlBenchFixedBackwardPart15Records.Put(rec16)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec18 := ocannlBenchFixedBackwardPart17Records.Get()
-	rec18.gNetW2 = gNetW2
-	rec18.scratch = scratch
-	region.Run(rec18, 2)
-	*rec18 = ocannlBenchFixedBackwardPart17{}
-	ocannlBenchFixedBackwardPart17Records.Put(rec18)
+	rec17 := ocannlBenchFixedBackwardPart16Records.Get()
+	rec17.gNetW2 = gNetW2
+	rec17.scratch = scratch
+	region.Run(rec17, 2)
+	*rec17 = ocannlBenchFixedBackwardPart16{}
+	ocannlBenchFixedBackwardPart16Records.Put(rec17)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlBenchFixedBackwardPart18Records.Get()
-	rec19.pNetW2 = pNetW2
-	rec19.scratch = scratch
+	rec18 := ocannlBenchFixedBackwardPart17Records.Get()
+	rec18.pNetW2 = pNetW2
+	rec18.scratch = scratch
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlBenchFixedBackwardPart19Records.Get()
-	rec20.scratch = scratch
-
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_1_grad = [256][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec21 := ocannlBenchFixedBackwardPart20Records.Get()
-	rec21.scratch = scratch
+	rec19 := ocannlBenchFixedBackwardPart18Records.Get()
+	rec19.scratch = scratch
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlBenchFixedBackwardPart21Records.Get()
-	rec22.scratch = scratch
+	rec20 := ocannlBenchFixedBackwardPart19Records.Get()
+	rec20.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec19, rec20, rec21, rec22)
+	region.RunSeq(8, rec18, rec19, rec20)
+	*rec18 = ocannlBenchFixedBackwardPart17{}
+	ocannlBenchFixedBackwardPart17Records.Put(rec18)
 	*rec19 = ocannlBenchFixedBackwardPart18{}
 	ocannlBenchFixedBackwardPart18Records.Put(rec19)
-	*rec20 = ocannlBenchFixedBackwardPart19{}
-	ocannlBenchFixedBackwardPart19Records.Put(rec20)
-	*rec21 = ocannlBenchFixedBackwardPart20{}
-	ocannlBenchFixedBackwardPart20Records.Put(rec21)
 	// The 8 partial sums, added in part order.
-	for j27 := range 64 {
-		acc17 := gNetB1[j27]
-		acc17 += rec22.gNetB1Partial[0][j27]
-		acc17 += rec22.gNetB1Partial[1][j27]
-		acc17 += rec22.gNetB1Partial[2][j27]
-		acc17 += rec22.gNetB1Partial[3][j27]
-		acc17 += rec22.gNetB1Partial[4][j27]
-		acc17 += rec22.gNetB1Partial[5][j27]
-		acc17 += rec22.gNetB1Partial[6][j27]
-		acc17 += rec22.gNetB1Partial[7][j27]
-		gNetB1[j27] = acc17
+	for j25 := range 64 {
+		acc17 := gNetB1[j25]
+		acc17 += rec20.gNetB1Partial[0][j25]
+		acc17 += rec20.gNetB1Partial[1][j25]
+		acc17 += rec20.gNetB1Partial[2][j25]
+		acc17 += rec20.gNetB1Partial[3][j25]
+		acc17 += rec20.gNetB1Partial[4][j25]
+		acc17 += rec20.gNetB1Partial[5][j25]
+		acc17 += rec20.gNetB1Partial[6][j25]
+		acc17 += rec20.gNetB1Partial[7][j25]
+		gNetB1[j25] = acc17
 	}
-	rec22.scratch = nil
-	ocannlBenchFixedBackwardPart21Records.Put(rec22)
+	rec20.scratch = nil
+	ocannlBenchFixedBackwardPart19Records.Put(rec20)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec23 := ocannlBenchFixedBackwardPart22Records.Get()
-	rec23.gNetW1 = gNetW1
-	rec23.x = x
-	rec23.scratch = scratch
-	region.Run(rec23, 8)
-	*rec23 = ocannlBenchFixedBackwardPart22{}
-	ocannlBenchFixedBackwardPart22Records.Put(rec23)
+	rec21 := ocannlBenchFixedBackwardPart20Records.Get()
+	rec21.gNetW1 = gNetW1
+	rec21.x = x
+	rec21.scratch = scratch
+	region.Run(rec21, 8)
+	*rec21 = ocannlBenchFixedBackwardPart20{}
+	ocannlBenchFixedBackwardPart20Records.Put(rec21)
 }
 
 // ocannlBenchFixedBackwardScratch holds the local arrays of ocannlBenchFixedBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchFixedBackwardScratch struct {
-	net_a1_1                            [256][64]float32
-	net_a1_2                            [256][64]float32
-	net_a1                              [256][64]float32
-	net_a2_1                            [256][64]float32
-	net_a2_2                            [256][64]float32
-	net_a2                              [256][64]float32
-	train_cross_entropy_1_logits_1      [256][10]float32
-	train_cross_entropy_1_logits        [256][10]float32
-	train_cross_entropy_1_m             [256][1]float32
-	train_cross_entropy_1_z             [256][10]float32
-	train_cross_entropy_1_logp_1        [256][10]float32
-	train_cross_entropy_1_logp_2        [256][1]float32
-	train_cross_entropy_1_logp_3        [256][1]float32
-	train_1                             [256][10]float32
-	net_a1_1_grad                       [256][64]float32
-	net_a1_2_grad                       [256][64]float32
-	net_a1_grad                         [256][64]float32
-	net_a2_1_grad                       [256][64]float32
-	net_a2_2_grad                       [256][64]float32
-	net_a2_grad                         [256][64]float32
-	train_cross_entropy_1_logits_1_grad [256][10]float32
-	train_cross_entropy_1_logits_grad   [256][10]float32
-	train_cross_entropy_1_m_grad        [256][1]float32
-	train_cross_entropy_1_z_grad        [256][10]float32
-	train_cross_entropy_1_logp_1_grad   [256][10]float32
-	train_cross_entropy_1_logp_2_grad   [256][1]float32
-	train_cross_entropy_1_logp_3_grad   [256][1]float32
-	train_cross_entropy_1_logp_grad     [256][10]float32
-	train_1_grad                        [256][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [256][1]float32
+	net_a1_1                          [256][64]float32
+	net_a1_2                          [256][64]float32
+	net_a1                            [256][64]float32
+	net_a2_1                          [256][64]float32
+	net_a2_2                          [256][64]float32
+	net_a2                            [256][64]float32
+	train_cross_entropy_1_logits_1    [256][10]float32
+	train_cross_entropy_1_logits      [256][10]float32
+	train_cross_entropy_1_m           [256][1]float32
+	train_cross_entropy_1_z           [256][10]float32
+	train_cross_entropy_1_logp_1      [256][10]float32
+	train_cross_entropy_1_logp_2      [256][1]float32
+	train_cross_entropy_1_logp_3      [256][1]float32
+	train_1                           [256][10]float32
+	net_a1_2_grad                     [256][64]float32
+	net_a1_grad                       [256][64]float32
+	net_a2_2_grad                     [256][64]float32
+	net_a2_grad                       [256][64]float32
+	train_cross_entropy_1_m_grad      [256][1]float32
+	train_cross_entropy_1_logp_1_grad [256][10]float32
+	train_cross_entropy_1_logp_2_grad [256][1]float32
+	train_cross_entropy_1_logp_3_grad [256][1]float32
+	train_cross_entropy_1_logp_grad   [256][10]float32
+	train_1_grad                      [256][10]float32
+	train_2_grad                      [1]float32
+	ordinals_1                        [10]float32
+	train_cross_entropy_1_m_argmax_8  [256][1]float32
 }
 
 // ocannlBenchFixedBackwardPart0 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
@@ -35532,9 +33926,9 @@ func (r2 *ocannlBenchFixedBackwardPart1) Part(j2 int) {
 	pNetB1, scratch := r2.pNetB1, r2.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -35560,9 +33954,9 @@ func (r4 *ocannlBenchFixedBackwardPart2) Part(j3 int) {
 	scratch := r4.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
 	} else {
 		for i0 := range 32 {
 			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
@@ -35627,9 +34021,9 @@ func (r6 *ocannlBenchFixedBackwardPart4) Part(j5 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
@@ -35655,9 +34049,9 @@ func (r8 *ocannlBenchFixedBackwardPart5) Part(j6 int) {
 	scratch := r8.scratch
 	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
@@ -35722,9 +34116,9 @@ func (r10 *ocannlBenchFixedBackwardPart7) Part(j8 int) {
 	pNetB3, scratch := r10.pNetB3, r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
@@ -35780,9 +34174,9 @@ func (r12 *ocannlBenchFixedBackwardPart9) Part(j10 int) {
 	scratch := r12.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
@@ -35809,9 +34203,9 @@ func (r13 *ocannlBenchFixedBackwardPart10) Part(j11 int) {
 	scratch := r13.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
@@ -35869,17 +34263,17 @@ func (r19 *ocannlBenchFixedBackwardPart12) Part(j14 int) {
 	gNetW3Partial[j14] = [10][64]float32{}
 	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j14][0], &scratch.net_a2[32*j14][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row3 := &scratch.net_a2[i0+32*j14]
 			for i1 := range 10 {
-				train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j14][i1]
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
 				gNetW3PartialRow := &gNetW3Partial[j14][i1]
 				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
 				}
 			}
 		}
@@ -35901,36 +34295,36 @@ func (r20 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
 	pNetW3, scratch := r20.pNetW3, r20.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logits_1_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
 			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
-					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
-					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
-					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
-					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
+					acc12 += pNetW3Row3[i2] * train_cross_entropy_1_logp_gradV3
+					acc12 += pNetW3Row4[i2] * train_cross_entropy_1_logp_gradV4
+					acc12 += pNetW3Row5[i2] * train_cross_entropy_1_logp_gradV5
 					net_a2_gradRow[i2] = acc12
 				}
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logits_1_gradV6 := scratch.train_cross_entropy_1_logits_1_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
 				for i2 := range 64 {
-					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logits_1_gradV6
+					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
 			}
 		}
@@ -35951,9 +34345,9 @@ func (r23 *ocannlBenchFixedBackwardPart14) Part(j18 int) {
 	scratch := r23.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
 			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
@@ -35980,23 +34374,34 @@ var ocannlBenchFixedBackwardPart14Records rt.Records[ocannlBenchFixedBackwardPar
 // ocannlBenchFixedBackwardPart15 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart15 struct {
-	scratch *ocannlBenchFixedBackwardScratch
+	scratch       *ocannlBenchFixedBackwardScratch
+	gNetB2Partial [8][64]float32
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
-	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	scratch, gNetB2Partial := r24.scratch, &r24.gNetB2Partial
+	gNetB2Partial[j19] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX512(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
-		for i0 := range 32 {
+		// i0 unrolled by 4 and jammed into i1.
+		gNetB2PartialRow := &gNetB2Partial[j19]
+		for i0 := 0; i0 < 32; i0 += 4 {
 			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j19]
-			net_a2_1_gradRow := &scratch.net_a2_1_grad[i0+32*j19]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j19+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j19+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j19+3]
 			for i1 := range 64 {
-				net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+				acc13 := gNetB2PartialRow[i1]
+				acc13 += net_a2_2_gradRow2[i1]
+				acc13 += net_a2_2_gradRow3[i1]
+				acc13 += net_a2_2_gradRow4[i1]
+				acc13 += net_a2_2_gradRow5[i1]
+				gNetB2PartialRow[i1] = acc13
 			}
 		}
 	}
@@ -36005,37 +34410,30 @@ func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
 // ocannlBenchFixedBackwardPart15Records holds the free ocannlBenchFixedBackwardPart15 records.
 var ocannlBenchFixedBackwardPart15Records rt.Records[ocannlBenchFixedBackwardPart15]
 
-// ocannlBenchFixedBackwardPart16 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// ocannlBenchFixedBackwardPart16 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchFixedBackwardPart16 struct {
-	scratch       *ocannlBenchFixedBackwardScratch
-	gNetB2Partial [8][64]float32
+	gNetW2  *[4096]float32
+	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r25 *ocannlBenchFixedBackwardPart16) Part(j20 int) {
-	scratch, gNetB2Partial := r25.scratch, &r25.gNetB2Partial
-	gNetB2Partial[j20] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j21 of the nest (0 <= j21 < 2).
+func (r25 *ocannlBenchFixedBackwardPart16) Part(j21 int) {
+	gNetW2, scratch := r25.gNetW2, r25.scratch
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlGemm22AVX512(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlGemm22AVX2(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
 	} else {
-		// i0 unrolled by 4 and jammed into i1.
-		gNetB2PartialRow := &gNetB2Partial[j20]
-		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j20]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j20+1]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j20+2]
-			net_a2_2_gradRow6 := &scratch.net_a2_2_grad[i0+32*j20+3]
+		for i0 := range 256 {
+			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				acc13 := gNetB2PartialRow[i1]
-				acc13 += net_a2_2_gradRow3[i1]
-				acc13 += net_a2_2_gradRow4[i1]
-				acc13 += net_a2_2_gradRow5[i1]
-				acc13 += net_a2_2_gradRow6[i1]
-				gNetB2PartialRow[i1] = acc13
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j21 : 64*i1+32*j21+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j21]
+				}
 			}
 		}
 	}
@@ -36044,29 +34442,41 @@ func (r25 *ocannlBenchFixedBackwardPart16) Part(j20 int) {
 // ocannlBenchFixedBackwardPart16Records holds the free ocannlBenchFixedBackwardPart16 records.
 var ocannlBenchFixedBackwardPart16Records rt.Records[ocannlBenchFixedBackwardPart16]
 
-// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 2 parts, one
-// for each 32 values of i2 (see rt.Pool).
+// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart17 struct {
-	gNetW2  *[4096]float32
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 2).
+// Part runs part j22 of the nest (0 <= j22 < 8).
 func (r26 *ocannlBenchFixedBackwardPart17) Part(j22 int) {
-	gNetW2, scratch := r26.gNetW2, r26.scratch
-	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	pNetW2, scratch := r26.pNetW2, r26.scratch
+	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
+		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
+		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
 	} else {
-		for i0 := range 256 {
-			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 64 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j22 : 64*i1+32*j22+32])
-				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j22]
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 32 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j22]
+			for i1 := 0; i1 < 64; i1 += 4 {
+				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j22][i1]
+				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j22][i1+1]
+				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j22][i1+2]
+				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j22][i1+3]
+				for i2 := range 64 {
+					acc15 := net_a1_gradRow[i2]
+					acc15 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc15 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc15 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc15 += pNetW2Row5[i2] * net_a2_2_gradV5
+					net_a1_gradRow[i2] = acc15
 				}
 			}
 		}
@@ -36079,39 +34489,32 @@ var ocannlBenchFixedBackwardPart17Records rt.Records[ocannlBenchFixedBackwardPar
 // ocannlBenchFixedBackwardPart18 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart18 struct {
-	pNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j23 of the nest (0 <= j23 < 8).
-func (r27 *ocannlBenchFixedBackwardPart18) Part(j23 int) {
-	pNetW2, scratch := r27.pNetW2, r27.scratch
-	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+func (r29 *ocannlBenchFixedBackwardPart18) Part(j23 int) {
+	scratch := r29.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j23][0], &scratch.net_a2_1_grad[32*j23][0], &pNetW2[0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j23][0], &scratch.net_a2_1_grad[32*j23][0], &pNetW2[0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j23]
-			for i1 := 0; i1 < 64; i1 += 4 {
-				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0+32*j23][i1]
-				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0+32*j23][i1+1]
-				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0+32*j23][i1+2]
-				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0+32*j23][i1+3]
-				for i2 := range 64 {
-					acc15 := net_a1_gradRow[i2]
-					acc15 += pNetW2Row2[i2] * net_a2_1_gradV2
-					acc15 += pNetW2Row3[i2] * net_a2_1_gradV3
-					acc15 += pNetW2Row4[i2] * net_a2_1_gradV4
-					acc15 += pNetW2Row5[i2] * net_a2_1_gradV5
-					net_a1_gradRow[i2] = acc15
+			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j23]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j23]
+			for i1 := range 64 {
+				var r27 float32
+				if 0 < net_a1_2Row3[i1] {
+					r27 = 1
 				}
+				r28 := float32(0)
+				if r27 != 0 {
+					r28 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r28
 			}
 		}
 	}
@@ -36123,32 +34526,34 @@ var ocannlBenchFixedBackwardPart18Records rt.Records[ocannlBenchFixedBackwardPar
 // ocannlBenchFixedBackwardPart19 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart19 struct {
-	scratch *ocannlBenchFixedBackwardScratch
+	scratch       *ocannlBenchFixedBackwardScratch
+	gNetB1Partial [8][64]float32
 }
 
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
-	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	scratch, gNetB1Partial := r30.scratch, &r30.gNetB1Partial
+	gNetB1Partial[j24] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+		ocannlReduce43AVX512(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
 	} else {
-		for i0 := range 32 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j24]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j24]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j24]
+		// i0 unrolled by 4 and jammed into i1.
+		gNetB1PartialRow := &gNetB1Partial[j24]
+		for i0 := 0; i0 < 32; i0 += 4 {
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j24]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j24+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j24+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j24+3]
 			for i1 := range 64 {
-				var r28 float32
-				if 0 < net_a1_2Row3[i1] {
-					r28 = 1
-				}
-				r29 := float32(0)
-				if r28 != 0 {
-					r29 = net_a1_gradRow2[i1]
-				}
-				net_a1_2_gradRow[i1] += r29
+				acc16 := gNetB1PartialRow[i1]
+				acc16 += net_a1_2_gradRow2[i1]
+				acc16 += net_a1_2_gradRow3[i1]
+				acc16 += net_a1_2_gradRow4[i1]
+				acc16 += net_a1_2_gradRow5[i1]
+				gNetB1PartialRow[i1] = acc16
 			}
 		}
 	}
@@ -36158,25 +34563,30 @@ func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
 var ocannlBenchFixedBackwardPart19Records rt.Records[ocannlBenchFixedBackwardPart19]
 
 // ocannlBenchFixedBackwardPart20 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlBenchFixedBackwardPart20 struct {
+	gNetW1  *[2048]float32
+	x       *[256][32]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r31 *ocannlBenchFixedBackwardPart20) Part(j25 int) {
-	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r31 *ocannlBenchFixedBackwardPart20) Part(j26 int) {
+	gNetW1, x, scratch := r31.gNetW1, r31.x, r31.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+		ocannlGemm24AVX512(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+		ocannlGemm24AVX2(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
 	} else {
-		for i0 := range 32 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j25]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0+32*j25]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		for i0 := range 256 {
+			xRow2 := &x[i0]
+			for i1 := range 8 {
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j26]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j26 : 32*i1+256*j26+32])
+				for i2 := range 32 {
+					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
+				}
 			}
 		}
 	}
@@ -36184,75 +34594,3 @@ func (r31 *ocannlBenchFixedBackwardPart20) Part(j25 int) {
 
 // ocannlBenchFixedBackwardPart20Records holds the free ocannlBenchFixedBackwardPart20 records.
 var ocannlBenchFixedBackwardPart20Records rt.Records[ocannlBenchFixedBackwardPart20]
-
-// ocannlBenchFixedBackwardPart21 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart21 struct {
-	scratch       *ocannlBenchFixedBackwardScratch
-	gNetB1Partial [8][64]float32
-}
-
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r32 *ocannlBenchFixedBackwardPart21) Part(j26 int) {
-	scratch, gNetB1Partial := r32.scratch, &r32.gNetB1Partial
-	gNetB1Partial[j26] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
-	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
-	} else {
-		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j26]
-		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j26]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j26+1]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j26+2]
-			net_a1_2_gradRow6 := &scratch.net_a1_2_grad[i0+32*j26+3]
-			for i1 := range 64 {
-				acc16 := gNetB1PartialRow[i1]
-				acc16 += net_a1_2_gradRow3[i1]
-				acc16 += net_a1_2_gradRow4[i1]
-				acc16 += net_a1_2_gradRow5[i1]
-				acc16 += net_a1_2_gradRow6[i1]
-				gNetB1PartialRow[i1] = acc16
-			}
-		}
-	}
-}
-
-// ocannlBenchFixedBackwardPart21Records holds the free ocannlBenchFixedBackwardPart21 records.
-var ocannlBenchFixedBackwardPart21Records rt.Records[ocannlBenchFixedBackwardPart21]
-
-// ocannlBenchFixedBackwardPart22 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlBenchFixedBackwardPart22 struct {
-	gNetW1  *[2048]float32
-	x       *[256][32]float32
-	scratch *ocannlBenchFixedBackwardScratch
-}
-
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r33 *ocannlBenchFixedBackwardPart22) Part(j28 int) {
-	gNetW1, x, scratch := r33.gNetW1, r33.x, r33.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm24AVX512(&gNetW1[256*j28], &scratch.net_a1_1_grad[0][8*j28], &x[0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&gNetW1[256*j28], &scratch.net_a1_1_grad[0][8*j28], &x[0][0])
-	} else {
-		for i0 := range 256 {
-			xRow2 := &x[i0]
-			for i1 := range 8 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j28]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j28 : 32*i1+256*j28+32])
-				for i2 := range 32 {
-					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchFixedBackwardPart22Records holds the free ocannlBenchFixedBackwardPart22 records.
-var ocannlBenchFixedBackwardPart22Records rt.Records[ocannlBenchFixedBackwardPart22]

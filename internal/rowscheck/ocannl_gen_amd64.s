@@ -7132,29 +7132,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float64, x0 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7177,9 +7157,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7204,29 +7184,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64)
+// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000064, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7249,9 +7209,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7273,9 +7233,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64)
+// func ocannlMap15AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7293,9 +7253,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7320,9 +7280,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7350,9 +7310,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7380,9 +7340,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7410,9 +7370,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7440,9 +7400,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7464,9 +7424,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7489,9 +7449,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7500,45 +7460,45 @@ TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap30AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap30AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap30AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap30AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap30AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7550,123 +7510,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap30AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap30AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap30AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap30AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap30AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap30AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap30AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap30AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap30AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap30AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap30AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7693,9 +7653,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7722,9 +7682,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7742,9 +7702,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7761,9 +7721,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7785,29 +7745,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7829,9 +7769,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7851,9 +7791,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7876,9 +7816,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -7893,9 +7833,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7925,9 +7865,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7952,29 +7892,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8002,9 +7922,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8026,9 +7946,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8051,9 +7971,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8062,45 +7982,45 @@ TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap48AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap48AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap48AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap48AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap48AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8112,123 +8032,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap48AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap48AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap48AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap48AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap48AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap48AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap48AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap48AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap48AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap48AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap48AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8255,9 +8175,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8284,9 +8204,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8304,9 +8224,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8323,9 +8243,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8347,29 +8267,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000050, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8389,9 +8289,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8414,9 +8314,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8446,9 +8346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8473,29 +8373,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32, x0 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8520,29 +8400,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8570,9 +8430,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8594,9 +8454,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8619,9 +8479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8630,45 +8490,45 @@ TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap59AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap66AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap59AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap66AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap66AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap66AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap66AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8680,123 +8540,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap66AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap66AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap66AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap66AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap66AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap66AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap66AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap66AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap66AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap66AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap66AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap59AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap59AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap59AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap59AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap59AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap59AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap59AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap59AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap59AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap59AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap59AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8823,9 +8683,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8852,9 +8712,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8872,9 +8732,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8891,9 +8751,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8915,22 +8775,180 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000028, DX
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000028, BX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap72AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000014, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000014, BX
 
 e1:
 	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
 	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	DECQ    DX
+	ADDQ    $+64, DX
+	DECQ    BX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -8944,7 +8962,7 @@ TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000003ff, DX
 	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VBROADCASTSS (CX), Z1
@@ -8965,7 +8983,7 @@ TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000028, BX
+	MOVQ         $0x00000014, BX
 
 e1:
 	VMOVUPS (CX), Z0
@@ -8993,224 +9011,6 @@ TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000003ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VADDPS    Z0, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (BX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VSUBPS       Z0, Z2, Z0
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+40, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000014, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap83AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap84AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
 	MOVQ         $0x00000020, SI
 
 row1:
@@ -9232,9 +9032,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9243,45 +9043,45 @@ TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap87AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap87AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap87AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap87AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap87AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9293,123 +9093,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap87AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap87AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap87AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap87AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap87AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap87AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap87AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap87AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap87AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap87AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap87AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap89AVX512(c *float32, x0 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9418,45 +9218,45 @@ TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap79AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap89AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap79AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap89AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap89AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap89AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap89AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9468,123 +9268,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap89AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap89AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap89AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap89AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap89AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap89AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap89AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap89AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap89AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap89AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap89AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap79AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap79AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap79AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap79AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap79AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap79AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap79AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap79AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap79AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap79AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap79AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9606,26 +9406,6 @@ e1:
 	ADDQ      $+64, DX
 	DECQ      BX
 	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap91AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -19214,29 +18994,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19259,9 +19019,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19286,29 +19046,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x000000c8, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19331,9 +19071,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19342,37 +19082,37 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap14AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap12AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19383,91 +19123,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap15AVX2(c *float64, x0 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19476,49 +19216,49 @@ TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap15AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap15AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap13AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap15AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap13AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap15AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap13AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap15AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap15AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap15AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap15AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap13AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap13AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap15AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap13AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap15AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap15AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap13AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap15AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap15AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap15AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap15AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap13AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap15AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap15AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap15AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap13AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap15AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap15AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap13AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap15AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap15AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap15AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap15AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap15AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap15AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap13AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap13AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -19528,103 +19268,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap15AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap15AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap15AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap15AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19646,9 +19386,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19666,9 +19406,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19693,6 +19433,344 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap17AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000019, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap17AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap17AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap17AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap17AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap17AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap18AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+e1:
+	VMOVUPS     (CX), Y1
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
+	VBLENDVPD   Y2, Y3, Y1, Y3
+	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
+	VPSRLQ      $0x34, Y3, Y4
+	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
+	VSUBPD      Y2, Y4, Y4
+	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
+	VBLENDVPD   Y3, Y5, Y2, Y2
+	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
+	VDIVPD      Y3, Y2, Y3
+	VMULPD      Y3, Y3, Y5
+	VMULPD      Y5, Y5, Y6
+	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
+	VMULPD      Y5, Y7, Y7
+	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
+	VMULPD      Y6, Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y2, Y2, Y5
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y3, Y7, Y7
+	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
+	VSUBPD      Y7, Y5, Y5
+	VSUBPD      Y2, Y5, Y5
+	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
+	VBLENDVPD   Y2, Y1, Y5, Y5
+	VMOVUPS     Y5, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VMASKMOVPD  (CX), Y0, Y1
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
+	VBLENDVPD   Y2, Y3, Y1, Y3
+	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
+	VPSRLQ      $0x34, Y3, Y4
+	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
+	VSUBPD      Y2, Y4, Y4
+	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
+	VBLENDVPD   Y3, Y5, Y2, Y2
+	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
+	VDIVPD      Y3, Y2, Y3
+	VMULPD      Y3, Y3, Y5
+	VMULPD      Y5, Y5, Y6
+	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
+	VMULPD      Y5, Y7, Y7
+	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
+	VMULPD      Y6, Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y2, Y2, Y5
+	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y3, Y7, Y7
+	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
+	VSUBPD      Y7, Y5, Y5
+	VSUBPD      Y2, Y5, Y5
+	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
+	VBLENDVPD   Y2, Y1, Y5, Y5
+	VMASKMOVPD  Y5, Y0, (AX)
+	VZEROUPPER
+	RET
+
+DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
+
 // func ocannlMap19AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
@@ -19700,7 +19778,7 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000019, DX
+	MOVQ         $0x0000000c, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -19834,106 +19912,59 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
-	MOVQ         $0x0000000c, DX
+	MOVQ         $0x00000006, DX
 
 e1:
-	VMOVUPS     (CX), Y1
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y1, Y3
-	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y2, Y2
-	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y4, Y4
-	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y2, Y5
-	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y3, Y5
-	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y2, Y3
-	VDIVPD      Y3, Y2, Y3
-	VMULPD      Y3, Y3, Y5
-	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y6, Y7
-	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y6, Y5
-	VMULPD      Y6, Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y4, Y7
-	VSUBPD      Y7, Y5, Y5
-	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap20AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap20AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y1, Y2
-	VBLENDVPD   Y2, Y1, Y5, Y5
-	VMOVUPS     Y5, (AX)
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y3, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
 	ADDQ        $+32, CX
 	DECQ        DX
 	JNZ         e1
-	VMASKMOVPD  (CX), Y0, Y1
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y1, Y3
-	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y2, Y2
-	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y4, Y4
-	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y2, Y5
-	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y3, Y5
-	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y2, Y3
-	VDIVPD      Y3, Y2, Y3
-	VMULPD      Y3, Y3, Y5
-	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y6, Y7
-	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y6, Y5
-	VMULPD      Y6, Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y4, Y7
-	VSUBPD      Y7, Y5, Y5
-	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap20AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap20AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y1, Y2
-	VBLENDVPD   Y2, Y1, Y5, Y5
-	VMASKMOVPD  Y5, Y0, (AX)
 	VZEROUPPER
 	RET
 
@@ -20038,7 +20069,7 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x0000000c, DX
+	MOVQ         $0x00000006, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -20165,300 +20196,9 @@ DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x00000000000003ff
 DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap22AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap22AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap22AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap22AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap22AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap22AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap22AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap22AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap22AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap22AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap22AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap22AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap22AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap22AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap22AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap22AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap22AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap22AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap22AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap22AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap22AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap22AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap22AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap22AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap22AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap22AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap22AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap22AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap22AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap22AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap22AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap22AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap22AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap22AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap22AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap22AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap22AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap22AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap22AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap22AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap23AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap23AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap23AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap23AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap23AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20486,9 +20226,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20516,9 +20256,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20546,9 +20286,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20576,9 +20316,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20607,9 +20347,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20636,9 +20376,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20647,31 +20387,31 @@ TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap30AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap30AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap30AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap30AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap30AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap30AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap30AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap30AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap30AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap30AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap30AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap30AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20682,123 +20422,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap30AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap30AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap30AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap30AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap30AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap30AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap30AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap30AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap30AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap30AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap30AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap30AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap30AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap30AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap30AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20811,83 +20551,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap31AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap31AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap31AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap31AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap31AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap31AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap31AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap31AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap31AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap31AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap31AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap31AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap31AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap31AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap31AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap31AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap31AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap31AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap31AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap31AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap31AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap31AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap31AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap31AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap31AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap31AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap31AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap31AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap31AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap31AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap31AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap31AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap31AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap31AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap31AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap31AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap31AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap31AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20899,91 +20639,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21017,9 +20757,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21046,9 +20786,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21066,9 +20806,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21085,9 +20825,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21109,29 +20849,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21153,9 +20873,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21177,9 +20897,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21202,9 +20922,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -21219,9 +20939,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21261,9 +20981,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21288,29 +21008,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21338,9 +21038,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21369,9 +21069,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21398,9 +21098,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21409,31 +21109,31 @@ TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap48AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap48AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap48AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap48AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap48AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap48AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap44AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap48AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap48AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -21444,123 +21144,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap48AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap48AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap48AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap48AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap48AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap48AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap48AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap48AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap48AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap48AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap48AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap48AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap48AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap48AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap48AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap48AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21573,83 +21273,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap49AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap49AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap49AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap49AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap49AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap49AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap49AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap49AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap49AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap49AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap49AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap49AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap49AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap49AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap49AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap49AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap49AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap49AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap49AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21661,91 +21361,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap49AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap49AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap49AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap49AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap49AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap49AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap49AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap49AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap49AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap49AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap49AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap49AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap49AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap49AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap49AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap49AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap49AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap49AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap49AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap49AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap49AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap49AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap45AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21779,9 +21479,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21808,9 +21508,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21828,9 +21528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21847,9 +21547,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21871,29 +21571,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000a0, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21915,9 +21595,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21940,9 +21620,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21982,9 +21662,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22009,29 +21689,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22056,29 +21716,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22106,9 +21746,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22137,9 +21777,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22166,9 +21806,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22177,31 +21817,31 @@ TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap66AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap59AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap66AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap59AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap66AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap59AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap66AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap66AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap66AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap66AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap66AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap59AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap59AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap59AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap59AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap66AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap66AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap66AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap66AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22212,123 +21852,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap66AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap66AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap66AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap66AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap66AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap66AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap66AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap66AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap66AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap66AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap66AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap66AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap66AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap66AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap66AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap66AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap59AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap59AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap59AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap59AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap59AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap59AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap59AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap59AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap59AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap59AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap59AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap59AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap59AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap59AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap59AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap59AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22341,83 +21981,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap67AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap67AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap67AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap67AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap67AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap67AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap67AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap67AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap67AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap67AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap67AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap67AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap67AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap67AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap67AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap67AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap67AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap67AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap67AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap67AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap67AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap67AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap67AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap67AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap67AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap67AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap67AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap67AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap67AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap67AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap67AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap67AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap67AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap67AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap67AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap67AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap67AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap67AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap67AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap67AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap67AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap67AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap67AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap67AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap67AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap67AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap67AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap67AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -22429,91 +22069,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap67AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap67AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap67AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap67AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap67AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap67AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap67AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap67AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap67AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap67AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap67AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap67AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap67AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap67AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap67AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap67AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap67AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap67AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap67AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap67AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap67AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap67AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap67AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap67AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap67AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap67AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap67AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap67AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap67AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap67AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap67AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap67AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap67AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap67AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap67AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap67AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap67AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap67AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap67AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap67AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap67AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap67AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap67AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap67AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap67AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap67AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap67AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap67AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap67AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap67AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap67AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap67AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap67AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap67AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap67AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap67AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap67AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap67AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap67AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap67AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap67AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap67AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap67AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap67AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap67AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap67AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap67AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap67AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap67AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap67AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap67AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap67AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap67AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap67AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap67AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap67AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap67AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap67AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap67AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap67AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap67AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap60AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap60AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap60AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap60AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap60AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap60AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap60AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap60AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap60AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap60AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap60AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap60AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap60AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap60AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap60AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap60AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap60AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap60AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap60AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap60AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap60AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap60AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22547,9 +22187,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22576,9 +22216,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22596,9 +22236,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22615,9 +22255,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22639,22 +22279,384 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000050, DX
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000050, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y5
+	VMOVUPS      (AX), Y6
+	VADDPS       Y6, Y5, Y6
+	VMOVUPS      Y6, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y0, Y3
+	VMASKMOVPS   (AX), Y2, Y4
+	VADDPS       Y4, Y3, Y4
+	VMASKMOVPS   Y4, Y2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap70AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000004, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap70AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap70AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap70AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap70AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap70AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap70AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap70AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap70AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap70AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap70AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap70AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap70AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap70AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap70AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap70AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap70AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap70AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap70AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap70AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap70AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap70AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap70AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap72AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000028, CX
+
+e1:
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000028, BX
 
 e1:
 	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y1
 	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	DECQ    DX
+	ADDQ    $+32, DX
+	DECQ    BX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -22667,7 +22669,7 @@ TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000020, DX
 
 row1:
 	VBROADCASTSS (CX), Y2
@@ -22691,7 +22693,7 @@ TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000050, BX
+	MOVQ         $0x00000028, BX
 
 e1:
 	VMOVUPS (CX), Y0
@@ -22718,428 +22720,6 @@ TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Y3
-	VBROADCASTSS (BX), Y4
-	VMOVUPS      (CX), Y5
-	VCMPPS       $0x00, Y3, Y5, Y5
-	VBLENDVPS    Y5, Y1, Y0, Y5
-	VCMPPS       $0x04, Y0, Y5, Y5
-	VBLENDVPS    Y5, Y4, Y0, Y5
-	VMOVUPS      (AX), Y6
-	VADDPS       Y6, Y5, Y6
-	VMOVUPS      Y6, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y2, Y5
-	VCMPPS       $0x00, Y3, Y5, Y3
-	VBLENDVPS    Y3, Y1, Y0, Y3
-	VCMPPS       $0x04, Y0, Y3, Y3
-	VBLENDVPS    Y3, Y4, Y0, Y3
-	VMASKMOVPS   (AX), Y2, Y4
-	VADDPS       Y4, Y3, Y4
-	VMASKMOVPS   Y4, Y2, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $-32, CX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap78AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap79AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000004, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap79AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap79AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap79AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap79AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap79AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap79AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap79AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap79AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap79AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap79AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap79AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap79AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap79AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap79AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap79AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap79AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap79AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap79AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap79AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap79AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap79AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap79AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap79AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap79AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap79AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap79AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap79AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap79AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap79AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap79AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap79AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap79AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap79AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap79AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap79AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap79AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap79AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap79AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap79AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap79AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (BX), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (CX), Y0, Y2
-	VMASKMOVPS   (DX), Y0, Y3
-	VSUBPS       Y1, Y3, Y1
-	VMULPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+8, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap83AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap84AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y2
 	MOVQ         $0x00000020, SI
 
 row1:
@@ -23172,9 +22752,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23183,31 +22763,31 @@ TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap87AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap87AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap87AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap87AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap87AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap87AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap87AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap87AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap87AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap87AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap87AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap87AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -23218,123 +22798,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap87AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap87AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap87AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap87AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap87AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap87AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap87AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap87AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap87AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap87AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap87AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap87AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap87AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap87AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap87AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap87AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap88AVX2(c *float32, x0 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23347,83 +22927,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap88AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap88AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap88AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap88AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap88AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap88AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap88AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap88AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap88AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap88AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap88AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap88AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap88AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap88AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap88AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap88AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap88AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap88AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap88AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap88AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap88AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap88AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap88AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap88AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap88AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap88AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap88AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap88AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap88AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap88AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap88AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap88AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap88AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -23435,91 +23015,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap88AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap88AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap88AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap88AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap88AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap88AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap88AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap88AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap88AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap88AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap88AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap88AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap88AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap88AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap88AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap88AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap88AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap88AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap88AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap88AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap88AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap88AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap88AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap88AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap88AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap88AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap88AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap88AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap88AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap88AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap88AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap88AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap88AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap88AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap88AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap88AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap88AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap88AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap88AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap88AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap88AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap88AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap88AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap88AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap88AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap88AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap88AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap88AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap88AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap88AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap88AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap88AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap88AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap88AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap88AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap88AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap88AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap88AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap88AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap88AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap88AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap89AVX2(c *float32, x0 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23528,31 +23108,31 @@ TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap89AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap79AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap89AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap79AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap89AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap79AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap89AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap89AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap89AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap89AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap89AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap79AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap79AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap79AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap79AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap89AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap89AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap89AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap89AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -23563,123 +23143,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap89AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap89AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap89AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap89AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap89AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap89AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap89AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap89AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap89AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap89AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap89AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap89AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap89AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap89AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap89AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap89AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap79AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap79AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap79AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap79AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap79AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap79AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap79AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap79AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap79AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap79AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap79AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap79AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap79AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap79AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap79AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23701,26 +23281,6 @@ e1:
 	ADDQ      $+32, DX
 	DECQ      BX
 	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap91AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
 	VZEROUPPER
 	RET
 

@@ -299,7 +299,9 @@ func ocannlMap8AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+func ocannlMap9AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
@@ -311,25 +313,27 @@ func ocannlMap11AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
-// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
-
-// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
 }
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
 }
 
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
 
-// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
@@ -353,49 +357,49 @@ func ocannlMap27AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
-}
-
-// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
-}
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
+}
+
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
-}
+func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
+func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
+func ocannlMap35AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+}
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
-}
+func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
-
-// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+func ocannlMap37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX512(c, x0, x1 *float32) {
@@ -403,10 +407,12 @@ func ocannlMap40AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap42AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
 }
 
@@ -418,13 +424,8 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
-}
-
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float32) {
+func ocannlMap46AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
@@ -436,21 +437,26 @@ func ocannlMap47AVX512(c, x0, x1 *float32) {
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
 
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
+
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap50AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
-}
+func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
 
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+func ocannlMap52AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+}
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1 *float32) {
@@ -458,10 +464,14 @@ func ocannlMap54AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+func ocannlMap55AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+}
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+func ocannlMap56AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
+}
 
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX512(c, x0, x1 *float32) {
@@ -469,35 +479,28 @@ func ocannlMap57AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap58AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
 }
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
-}
-
-// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX512 called without assembly") }
+func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
 
 // ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1 *float32) {
+func ocannlMap61AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
 }
 
 // ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
+func ocannlMap62AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
+}
 
 // ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap63AVX512 called without assembly")
-}
+func ocannlMap63AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX512 called without assembly") }
 
 // ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap64AVX512 called without assembly")
-}
+func ocannlMap64AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX512 called without assembly") }
 
 // ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX512(c, x0, x1 *float32) {
@@ -506,6 +509,11 @@ func ocannlMap65AVX512(c, x0, x1 *float32) {
 
 // ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
+
+// ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap67AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
+}
 
 // ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap68AVX512(c, x0, x1, x2 *float32) {
@@ -517,19 +525,18 @@ func ocannlMap69AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap69AVX512 called without assembly")
 }
 
-// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
-
 // ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX512 called without assembly") }
-
-// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
+func ocannlMap71AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
 }
 
+// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap72AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX512 called without assembly") }
+
 // ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX512 called without assembly") }
+func ocannlMap73AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap73AVX512 called without assembly")
+}
 
 // ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
@@ -545,55 +552,15 @@ func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
-}
+func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
 
-// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX512 called without assembly") }
+// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
 
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap80AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
 }
-
-// ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
-
-// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
-}
-
-// ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX512 called without assembly") }
-
-// ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX512 called without assembly") }
-
-// ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
-}
-
-// ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
-}
-
-// ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
-
-// ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX512 called without assembly") }
-
-// ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
-}
-
-// ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -788,7 +755,7 @@ func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called wi
 func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
@@ -800,10 +767,10 @@ func ocannlMap11AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap11AVX2 cal
 func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
@@ -815,7 +782,7 @@ func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 cal
 func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap19AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
@@ -827,10 +794,10 @@ func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called 
 func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -845,53 +812,53 @@ func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 cal
 func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
-
-// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
-
-// ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap32AVX2 called without assembly")
+func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap30AVX2 called without assembly")
 }
 
+// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+
+// ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
+}
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap42AVX2 called without assembly")
-}
+func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
@@ -900,10 +867,12 @@ func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 cal
 func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap46AVX2 called without assembly")
+}
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
@@ -915,53 +884,53 @@ func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called 
 func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap50AVX2 called without assembly")
-}
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
+}
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap58AVX2 called without assembly")
-}
+func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
+func ocannlMap61AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap61AVX2 called without assembly")
+}
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
+func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
 
 // ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
+func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
 
 // ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
@@ -970,7 +939,7 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap68AVX2(c, x0, x1, x2 *float32) {
@@ -984,13 +953,15 @@ func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 cal
 func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+func ocannlMap71AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap71AVX2 called without assembly")
+}
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
+func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap74AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
@@ -1004,7 +975,7 @@ func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
@@ -1013,44 +984,7 @@ func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called 
 func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap80AVX2 called without assembly")
-}
-
-// ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
-
-// ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
-
-// ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
-
-// ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
-
-// ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
-
-// ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap86AVX2 called without assembly")
-}
-
-// ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
-
-// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
-
-// ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
-
-// ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
-
-// ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
+func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
