@@ -540,18 +540,7 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 		dst = newv()
 	}
 	f64 := g.es == 8
-	switch g.r.Accum {
-	case ops.AccAdd, ops.AccSub:
-		switch {
-		case subtract && f64:
-			c.VSUBPD(b, a, dst)
-		case subtract:
-			c.VSUBPS(b, a, dst)
-		case f64:
-			c.VADDPD(b, a, dst)
-		default:
-			c.VADDPS(b, a, dst)
-		}
+	if g.addSub(dst, a, b, subtract) {
 		return dst
 	}
 	d, e, u := newv(), newv(), newv()
@@ -586,6 +575,28 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 	return dst
 }
 
+// addSub writes a + b (a - b when subtract) into dst for an add or sub
+// reduction (the same instructions on YMM and ZMM registers) and
+// reports whether it did: combine and combineWide handle max and min.
+func (g *rgen) addSub(dst, a, b reg.Register, subtract bool) bool {
+	if g.r.Accum != ops.AccAdd && g.r.Accum != ops.AccSub {
+		return false
+	}
+	c := g.c
+	f64 := g.es == 8
+	switch {
+	case subtract && f64:
+		c.VSUBPD(b, a, dst)
+	case subtract:
+		c.VSUBPS(b, a, dst)
+	case f64:
+		c.VADDPD(b, a, dst)
+	default:
+		c.VADDPS(b, a, dst)
+	}
+	return true
+}
+
 // combineWide is combine on ZMM registers (the AVX-512 tier): the same
 // instructions for add and sub; for max and min the same two VMAXPS
 // (VMINPS) with their signs ANDed (ORed) by VPANDD/VPORD (VANDPS on ZMM
@@ -598,18 +609,7 @@ func (g *rgen) combineWide(dst, a, b reg.Register, subtract bool) reg.Register {
 		dst = c.ZMM()
 	}
 	f64 := g.es == 8
-	switch g.r.Accum {
-	case ops.AccAdd, ops.AccSub:
-		switch {
-		case subtract && f64:
-			c.VSUBPD(b, a, dst)
-		case subtract:
-			c.VSUBPS(b, a, dst)
-		case f64:
-			c.VADDPD(b, a, dst)
-		default:
-			c.VADDPS(b, a, dst)
-		}
+	if g.addSub(dst, a, b, subtract) {
 		return dst
 	}
 	d, e, nan, k := c.ZMM(), c.ZMM(), c.ZMM(), c.K()

@@ -142,10 +142,16 @@ func Gemm(c, a, b *float32, s Shape) { run(best, c, a, b, s) }
 // GemmTier is Gemm in tier t, or in the best available tier below it
 // when the CPU does not have t (Available).
 func GemmTier(t Tier, c, a, b *float32, s Shape) {
+	t = usable(t)
+	run(t, c, a, b, s)
+}
+
+// usable is t, or the best tier below it that Available allows.
+func usable(t Tier) Tier {
 	for t > Go && !Available(t) {
 		t--
 	}
-	run(t, c, a, b, s)
+	return t
 }
 
 // Best is the tier Gemm runs in.
@@ -566,9 +572,7 @@ func GemmOps(c *float32, a, b Operand, s Shape) { gemmOps(best, c, a, b, s) }
 // GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
 // the tier it was packed for.
 func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
-	for t > Go && !Available(t) {
-		t--
-	}
+	t = usable(t)
 	gemmOps(t, c, a, b, s)
 }
 
@@ -597,9 +601,7 @@ func Convert(dst *uint16, src *float32, n int) { convertTier(best, dst, src, n) 
 
 // ConvertTier is Convert for GemmOpsTier(t, ...).
 func ConvertTier(t Tier, dst *uint16, src *float32, n int) {
-	for t > Go && !Available(t) {
-		t--
-	}
+	t = usable(t)
 	convertTier(t, dst, src, n)
 }
 
@@ -664,9 +666,7 @@ func Pack(p *Packed, b *float32, s Shape) { packTier(p, best, b, s) }
 
 // PackTier is Pack for GemmTier(t, ...).
 func PackTier(p *Packed, t Tier, b *float32, s Shape) {
-	for t > Go && !Available(t) {
-		t--
-	}
+	t = usable(t)
 	packTier(p, t, b, s)
 }
 

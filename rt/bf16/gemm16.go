@@ -18,9 +18,7 @@ func GemmBF16(c *float32, a, b *rt.BF16, s Shape) { runOps(best, c, bf16Operand(
 // GemmBF16Tier is GemmBF16 in tier t, or in the best available tier
 // below it when the CPU does not have t (Available).
 func GemmBF16Tier(t Tier, c *float32, a, b *rt.BF16, s Shape) {
-	for t > Go && !Available(t) {
-		t--
-	}
+	t = usable(t)
 	runOps(t, c, bf16Operand(a), bf16Operand(b), s)
 }
 

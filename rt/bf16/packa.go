@@ -15,9 +15,7 @@ func PackA(p *Packed, a *float32, s Shape) { packATier(p, best, a, s) }
 
 // PackATier is PackA for GemmOpsTier(t, ...).
 func PackATier(p *Packed, t Tier, a *float32, s Shape) {
-	for t > Go && !Available(t) {
-		t--
-	}
+	t = usable(t)
 	packATier(p, t, a, s)
 }
 
