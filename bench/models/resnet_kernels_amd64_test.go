@@ -25,19 +25,7 @@ func TestResNet20GradsAgainstGoLoops(t *testing.T) {
 	if !ocannlAVX2 {
 		t.Skip("no assembly tier on this CPU")
 	}
-	r := rand.New(rand.NewPCG(5, 6))
-	images := new([ResNetBatch][32][32][3]float32)
-	labels := new([ResNetBatch][10]float32)
-	for i := range images {
-		for y := range images[i] {
-			for x := range images[i][y] {
-				for c := range images[i][y][x] {
-					images[i][y][x][c] = float32(r.NormFloat64())
-				}
-			}
-		}
-		labels[i][r.IntN(10)] = 1
-	}
+	images, labels := resnetBatch(rand.New(rand.NewPCG(5, 6)))
 	grads := func(threads int) []float32 {
 		m := new(ResNet20)
 		m.Init(1)

@@ -31,19 +31,7 @@ func trainsAllocFree(t *testing.T, steps int, step func() float32) {
 // TestResNet20Trains: the ResNet-20 of bench -scale trains on a random
 // batch, on 1 and 2 threads, without allocating, in float32 and in bf16.
 func TestResNet20Trains(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	images := new([ResNetBatch][32][32][3]float32)
-	labels := new([ResNetBatch][10]float32)
-	for i := range images {
-		for y := range images[i] {
-			for x := range images[i][y] {
-				for c := range images[i][y][x] {
-					images[i][y][x][c] = float32(r.NormFloat64())
-				}
-			}
-		}
-		labels[i][r.IntN(10)] = 1
-	}
+	images, labels := resnetBatch(rand.New(rand.NewPCG(3, 4)))
 	for _, th := range []int{1, 2} {
 		m := new(ResNet20)
 		m.Init(1)
@@ -127,4 +115,22 @@ func TestResNet20StartsAtChance(t *testing.T) {
 			t.Errorf("seed %d: initial loss %.4f, not within 10%% of ln 10", seed, l)
 		}
 	}
+}
+
+// resnetBatch is a random ResNet-20 batch: normal pixels and one-hot
+// labels.
+func resnetBatch(r *rand.Rand) (*[ResNetBatch][32][32][3]float32, *[ResNetBatch][10]float32) {
+	images := new([ResNetBatch][32][32][3]float32)
+	labels := new([ResNetBatch][10]float32)
+	for i := range images {
+		for y := range images[i] {
+			for x := range images[i][y] {
+				for c := range images[i][y][x] {
+					images[i][y][x][c] = float32(r.NormFloat64())
+				}
+			}
+		}
+		labels[i][r.IntN(10)] = 1
+	}
+	return images, labels
 }

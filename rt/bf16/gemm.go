@@ -670,13 +670,25 @@ func PackTier(p *Packed, t Tier, b *float32, s Shape) {
 	packTier(p, t, b, s)
 }
 
-func packTier(p *Packed, t Tier, bp *float32, s Shape) {
-	p.s, p.t, p.b, p.isA = s, t, bp, false
+// begin records what p packs (operand op, A when isA, of s in tier t)
+// and returns s normalized and its reduction length, or ok false when
+// there is nothing to pack: a shape whose operands Gemm swaps (GemmOps
+// then reads op as float32) or an empty one.
+func (p *Packed) begin(t Tier, op *float32, s Shape, isA bool) (Shape, int, bool) {
+	p.s, p.t, p.b, p.isA = s, t, op, isA
 	p.direct = s.swapped()
 	s = s.norm()
 	kt := s.K * s.K2 * s.K3
 	if p.direct || s.M <= 0 || s.N <= 0 || kt <= 0 {
 		p.direct = true
+		return s, 0, false
+	}
+	return s, kt, true
+}
+
+func packTier(p *Packed, t Tier, bp *float32, s Shape) {
+	s, kt, ok := p.begin(t, bp, s, false)
+	if !ok {
 		return
 	}
 	_, _, bn := s.spans()

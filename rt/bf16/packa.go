@@ -20,12 +20,8 @@ func PackATier(p *Packed, t Tier, a *float32, s Shape) {
 }
 
 func packATier(p *Packed, t Tier, ap *float32, s Shape) {
-	p.s, p.t, p.b, p.isA = s, t, ap, true
-	p.direct = s.swapped()
-	s = s.norm()
-	kt := s.K * s.K2 * s.K3
-	if p.direct || s.M <= 0 || s.N <= 0 || kt <= 0 {
-		p.direct = true
+	s, kt, ok := p.begin(t, ap, s, true)
+	if !ok {
 		return
 	}
 	mr := mrYMM
