@@ -72,7 +72,7 @@ def build(name, rank):
     if name == "gpt":
         net = torch_scale.GPT()
         seq = torch.randint(0, 256, (8, 129), generator=g)
-        x = F.one_hot(seq[:, :-1], 256).float()
+        x = seq[:, :-1]
         y = seq[:, 1:].reshape(-1)
         mask = torch.tril(torch.ones(128, 128, dtype=torch.bool))
 

@@ -21,12 +21,13 @@ losses must be finite and decrease (as bench/scale's check).
 The networks (the same contractions as the generated code, so the FLOP
 counts of bench/scale/flops.go apply):
 
-- gpt: one-hot tokens (8 x 128 x 256, float) times a 256 -> 384
-  embedding without bias, plus a learned 128 x 384 positional embedding;
+- gpt: token ids (8 x 128, int64) looked up in a 256 x 384
+  nn.Embedding, plus a learned 128 x 384 positional embedding;
   6 pre-norm blocks: x + Wo(causal attention(LN(x))) with 6 heads of 64,
   q/k/v/o projections without bias, scores / 8, the mask applied as
   where(mask, scores, -1e9) (masked_fill), softmax over the keys; then
-  x + W2 relu(W1 LN(x) + b1) + b2 with 1536 hidden units; a final layer
+  x + W2 gelu(W1 LN(x) + b1) + b2 with 1536 hidden units (GELU:
+  PyTorch's default, erf); a final layer
   norm and a linear head 384 -> 256 with bias; cross-entropy against the
   next token, averaged over the 1024 positions; AdamW lr 3e-4 (weight
   decay 0.01, PyTorch's default and ocannlgen's). No dropout, no weight
@@ -70,13 +71,13 @@ class Block(nn.Module):
         att = torch.softmax(att.masked_fill(~mask, -1e9), dim=-1)
         ctx = (att @ v).transpose(1, 2).reshape(b, t, d)
         x = x + self.o(ctx)
-        return x + self.ff2(F.relu(self.ff1(self.ln2(x))))
+        return x + self.ff2(F.gelu(self.ff1(self.ln2(x))))
 
 
 class GPT(nn.Module):
     def __init__(self, d=384, ctx=128, vocab=256, blocks=6):
         super().__init__()
-        self.emb = nn.Linear(vocab, d, bias=False)
+        self.emb = nn.Embedding(vocab, d)
         self.pos = nn.Parameter(torch.randn(ctx, d) * 0.02)
         self.blocks = nn.ModuleList(Block(d) for _ in range(blocks))
         self.ln = nn.LayerNorm(d)
@@ -94,7 +95,7 @@ def gpt():
     net = GPT()
     opt = torch.optim.AdamW(net.parameters(), lr=3e-4, weight_decay=0.01)
     seq = torch.randint(0, 256, (8, 129))
-    x = F.one_hot(seq[:, :-1], 256).float()
+    x = seq[:, :-1]
     y = seq[:, 1:].reshape(-1)
     mask = torch.tril(torch.ones(128, 128, dtype=torch.bool))
 

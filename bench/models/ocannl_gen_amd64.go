@@ -146,235 +146,225 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 dot kernel, M=1024 N=48 K=256 (4x4 tile); strides C 384,1 A 256,1 B 1,256.
+// ocannlGemm27AVX512 runs a float32 dot kernel, M=128 N=384 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 dot kernel, M=128 N=384 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm28AVX512 runs a float32 dot kernel, M=128 N=128 K=64 (4x4 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm29AVX512 runs a float32 dot kernel, M=128 N=128 K=64 (4x4 tile); strides C 768,1 A 384,1 B 1,384.
+// ocannlGemm29AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 768,1 B 384,1.
+// ocannlGemm30AVX512 runs a float32 dot kernel, M=1024 N=48 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX512 runs a float32 dot kernel, M=1024 N=48 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm31AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm32AVX512 runs a float32 dot kernel, M=1024 N=48 K=1536 (4x4 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot kernel, M=1024 N=48 K=1536 (4x4 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm33AVX512 runs a float32 dot kernel, M=1024 N=32 K=384 (4x4 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX512 runs a float32 dot kernel, M=1024 N=32 K=384 (4x4 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm34AVX512 runs a float32 broadcast kernel, M=32 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,256 B 384,1.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX512 runs a float32 broadcast kernel, M=32 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,256 B 384,1.
+// ocannlGemm35AVX512 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x64 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x64 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x64 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x64 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x64 tile); strides C 384,1 A 1,1536 B 384,1.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX512 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x64 tile); strides C 384,1 A 1,1536 B 384,1.
+// ocannlGemm39AVX512 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x64 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX512 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x64 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm40AVX512 runs a float32 broadcast kernel, M=48 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX512 runs a float32 broadcast kernel, M=48 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm41AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x64 tile); strides C 384,1 A 1,768 B 384,1.
+// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm45AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16384,1 A 3675,1 B 1,27.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=384 N=32 K=1024 (14x32 tile); strides C 256,1 A 1,384 B 256,1.
+// ocannlGemm46AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16384,1 A 19600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX512 runs a float32 dot kernel, M=32 N=16 K=9 (4x4 tile); strides C 16384,1 A 3675,1 B 1,27.
+// ocannlGemm47AVX512 runs a float32 dot kernel, M=32 N=32 K=16 (4x4 tile); strides C 8192,1 A 19600,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm47AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX512 runs a float32 dot kernel, M=32 N=16 K=48 (4x4 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm48AVX512 runs a float32 dot kernel, M=32 N=32 K=48 (4x4 tile); strides C 8192,1 A 19600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm48AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX512 runs a float32 dot kernel, M=32 N=32 K=16 (4x4 tile); strides C 8192,1 A 19600,1 B 1,16.
+// ocannlGemm49AVX512 runs a float32 dot kernel, M=32 N=32 K=96 (4x4 tile); strides C 8192,1 A 11552,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm49AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX512 runs a float32 dot kernel, M=32 N=32 K=48 (4x4 tile); strides C 8192,1 A 19600,1 B 1,144.
+// ocannlGemm50AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 4096,1 A 11552,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX512 runs a float32 dot kernel, M=32 N=32 K=96 (4x4 tile); strides C 8192,1 A 11552,1 B 1,288.
+// ocannlGemm51AVX512 runs a float32 dot kernel, M=32 N=64 K=96 (4x4 tile); strides C 4096,1 A 11552,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 4096,1 A 11552,1 B 1,32.
+// ocannlGemm52AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 4096,1 A 7744,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX512 runs a float32 dot kernel, M=32 N=64 K=96 (4x4 tile); strides C 4096,1 A 11552,1 B 1,288.
+// ocannlGemm53AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm54AVX512 runs a float32 dot kernel, M=32 N=64 K=192 (4x4 tile); strides C 4096,1 A 7744,1 B 1,576.
+// ocannlGemm54AVX512 runs a float32 broadcast kernel, M=10 N=64 K=32 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
+// ocannlGemm55AVX512 runs a float32 broadcast kernel, M=32 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm55AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm56AVX512 runs a float32 broadcast kernel, M=10 N=64 K=32 (14x32 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm56AVX512 runs a float32 broadcast kernel, M=8 N=192 K=64 (14x32 tile); strides C 704,1 A 512,1 B 576,1.
 //
 //go:noescape
 func ocannlGemm56AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm57AVX512 runs a float32 broadcast kernel, M=32 N=64 K=10 (14x32 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm57AVX512 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (14x32 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
 //
 //go:noescape
 func ocannlGemm57AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX512 runs a float32 broadcast kernel, M=8 N=192 K=64 (14x32 tile); strides C 704,1 A 512,1 B 576,1.
+// ocannlGemm58AVX512 runs a float32 broadcast kernel, M=8 N=96 K=64 (14x32 tile); strides C 1216,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm58AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (14x32 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
+// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (14x32 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm59AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm60AVX512 runs a float32 broadcast kernel, M=8 N=96 K=64 (14x32 tile); strides C 1216,1 A 512,1 B 288,1.
+// ocannlGemm60AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 11552,1 A 4096,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX512 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (14x32 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm61AVX512 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (14x32 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm62AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 11552,1 A 4096,1 B 32,1.
+// ocannlGemm62AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (14x32 tile); strides C 608,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm63AVX512 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (14x32 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm63AVX512 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (14x32 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
 //
 //go:noescape
 func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (14x32 tile); strides C 608,1 A 512,1 B 288,1.
+// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (14x32 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (14x32 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
+// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (14x32 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (14x32 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=32 N=16 K=32 (14x32 tile); strides C 19600,1 A 8192,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (14x32 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (14x32 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm68AVX512 runs a float32 broadcast kernel, M=32 N=16 K=32 (14x32 tile); strides C 19600,1 A 8192,1 B 16,1.
+// ocannlGemm68AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (14x32 tile); strides C 560,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm68AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (14x32 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (14x32 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm69AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (14x32 tile); strides C 560,1 A 512,1 B 144,1.
+// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=16 N=9 K=32 (14x32 tile); strides C 27,1 A 1,512 B 105,1.
 //
 //go:noescape
 func ocannlGemm70AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (14x32 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
-//
-//go:noescape
-func ocannlGemm71AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm72AVX512 runs a float32 broadcast kernel, M=16 N=9 K=32 (14x32 tile); strides C 27,1 A 1,512 B 105,1.
-//
-//go:noescape
-func ocannlGemm72AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
@@ -756,80 +746,75 @@ func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap77AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 384 elements: c = x0.
 //
 //go:noescape
-func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap77AVX512(c *float32, x0 *float32)
 
-// ocannlMap78AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap78AVX512(c *float32, x0 *float32)
+func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap79AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap79AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
 //
 //go:noescape
-func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap79AVX512(c *float32, x0 *float32)
 
-// ocannlMap80AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap80AVX512(c *float32, x0 *float32)
+func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap81AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
 func ocannlMap81AVX512(c *float32, x0 *float32)
 
-// ocannlMap82AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap82AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap82AVX512(c *float32, x0 *float32)
 
-// ocannlMap83AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap83AVX512(c *float32, x0 *float32)
 
-// ocannlMap84AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap84AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap85AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap86AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap86AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap87AVX512 runs a float32 pointwise kernel over 1536 elements: c = relu(add(x0,x1)).
+// ocannlMap87AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap88AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap89AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap90AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap90AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap90AVX512(c *float32, x0 *float32)
-
-// ocannlMap92AVX512 runs a float32 pointwise kernel over 256 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap91AVX512(c *float32, x0 *float32)
 
 // ocannlMap93AVX512 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
 //
@@ -846,355 +831,340 @@ func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX512 runs a float32 pointwise kernel over 24576 elements: c = relu(x0).
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap96AVX512(c *float32, x0 *float32)
+func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap97AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+// ocannlMap98AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap97AVX512(c *float32, x0 *float32)
+func ocannlMap98AVX512(c *float32, x0 *float32)
 
-// ocannlMap98AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap99AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap99AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap100AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap100AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap100AVX512(c *float32, x0 *float32)
+func ocannlMap100AVX512(c *float32)
 
-// ocannlMap101AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
+// ocannlMap101AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap102AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap102AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap102AVX512(c *float32)
+func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap103AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap104AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap104AVX512(c *float32, x0 *float32)
 
-// ocannlMap105AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap106AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
 func ocannlMap106AVX512(c *float32, x0 *float32)
 
-// ocannlMap107AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap107AVX512(c *float32, x0 *float32)
 
-// ocannlMap108AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap108AVX512(c *float32, x0 *float32)
+func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap109AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap109AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32)
 
-// ocannlMap110AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap111AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap111AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap111AVX512(c *float32, x0 *float32)
 
-// ocannlMap112AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap113AVX512(c *float32, x0 *float32)
 
-// ocannlMap114AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap115AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap115AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap115AVX512(c *float32, x0 *float32)
+func ocannlMap115AVX512(c *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
-func ocannlMap117AVX512(c *float32)
+func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap119AVX512(c *float32, x0 *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap120AVX512(c *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap121AVX512(c *float32)
 
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap122AVX512(c *float32)
+func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap130AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap131AVX512(c *float32, x0 *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32, x0 *float32)
+func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap134AVX512(c *float32, x0 *float32)
 
-// ocannlMap135AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap136AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap135AVX512(c *float32, x0 *float32)
+func ocannlMap136AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap137AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap137AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap138AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap138AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap138AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap138AVX512(c *float32, x0 *float32)
 
-// ocannlMap139AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap139AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap139AVX512(c *float32, x0 *float32)
+func ocannlMap139AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap140AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
+// ocannlMap140AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap141AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap141AVX512 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap142AVX512 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap142AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap143AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap143AVX512 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap144AVX512 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap144AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap145AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
+// ocannlMap145AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap145AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap145AVX512(c *float32, x0 *float32)
 
-// ocannlMap146AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+// ocannlMap146AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap146AVX512(c *float32, x0 *float32)
+func ocannlMap146AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap147AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap147AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap147AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap147AVX512(c *float32, x0 *float32)
 
-// ocannlMap148AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap148AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap148AVX512(c *float32, x0 *float32)
+func ocannlMap148AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap149AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
+// ocannlMap149AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap150AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap150AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap150AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap150AVX512(c *float32, x0 *float32)
 
-// ocannlMap151AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap151AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap151AVX512(c *float32, x0 *float32)
 
-// ocannlMap152AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap152AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
 func ocannlMap152AVX512(c *float32, x0 *float32)
 
-// ocannlMap153AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap153AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap153AVX512(c *float32, x0 *float32)
+func ocannlMap153AVX512(c *float32)
 
-// ocannlMap154AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap154AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap154AVX512(c *float32)
 
-// ocannlMap155AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap155AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap155AVX512(c *float32)
 
-// ocannlMap156AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap156AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap156AVX512(c *float32)
 
-// ocannlMap157AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap157AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap157AVX512(c *float32)
+func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap158AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap158AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap158AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap158AVX512(c *float32)
 
-// ocannlMap159AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap159AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap159AVX512(c *float32)
 
-// ocannlMap160AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap160AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap160AVX512(c *float32)
 
-// ocannlMap161AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap161AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap161AVX512(c *float32)
 
-// ocannlMap162AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap162AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap162AVX512(c *float32)
 
-// ocannlMap163AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap163AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap163AVX512(c *float32)
 
-// ocannlMap164AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap164AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap164AVX512(c *float32)
 
-// ocannlMap165AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap165AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap165AVX512(c *float32)
-
-// ocannlMap166AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap166AVX512(c *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -1351,115 +1321,110 @@ func ocannlReduce29AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce30AVX512(c *float32, x0 *float32)
 
-// ocannlReduce31AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
+// ocannlReduce31AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce31AVX512(c *float32, x0 *float32)
 
-// ocannlReduce32AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce32AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX512(c *float32, x0 *float32)
+func ocannlReduce32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce33AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce33AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce33AVX512(c *float32, x0 *float32)
 
-// ocannlReduce34AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce34AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce34AVX512(c *float32, x0 *float32)
 
-// ocannlReduce35AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce35AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce35AVX512(c *float32, x0 *float32)
+func ocannlReduce35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce36AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce36AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce37AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce37AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce37AVX512(c *float32, x0 *float32)
 
-// ocannlReduce38AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce38AVX512(c *float32, x0 *float32)
 
-// ocannlReduce39AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce39AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce39AVX512(c *float32, x0 *float32)
+func ocannlReduce39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce40AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce40AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce40AVX512(c *float32, x0 *float32)
 
-// ocannlReduce41AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce41AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce41AVX512(c *float32, x0 *float32)
+func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce42AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
-func ocannlReduce42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce42AVX512(c *float32, x0 *float32)
 
-// ocannlReduce43AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce43AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce43AVX512(c *float32, x0 *float32)
 
-// ocannlReduce44AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce44AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce44AVX512(c *float32, x0 *float32)
 
-// ocannlReduce45AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce45AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX512(c *float32, x0 *float32)
 
-// ocannlReduce46AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce46AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
 func ocannlReduce46AVX512(c *float32, x0 *float32)
 
-// ocannlReduce47AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce47AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX512(c *float32, x0 *float32)
 
-// ocannlReduce48AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce48AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce48AVX512(c *float32, x0 *float32)
+func ocannlReduce48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce49AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+// ocannlReduce49AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce49AVX512(c *float32, x0 *float32)
 
-// ocannlReduce50AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce50AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce50AVX512(c *float32, x0 *float32)
 
-// ocannlReduce51AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce51AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce51AVX512(c *float32, x0 *float32)
-
-// ocannlReduce52AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
-//
-//go:noescape
-func ocannlReduce52AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -1601,235 +1566,225 @@ func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX2 runs a float32 dot kernel, M=1024 N=48 K=256 (3x3 tile); strides C 384,1 A 256,1 B 1,256.
+// ocannlGemm27AVX2 runs a float32 dot kernel, M=128 N=384 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX2 runs a float32 dot kernel, M=128 N=384 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm28AVX2 runs a float32 dot kernel, M=128 N=128 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm29AVX2 runs a float32 dot kernel, M=128 N=128 K=64 (3x3 tile); strides C 768,1 A 384,1 B 1,384.
+// ocannlGemm29AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm29AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 768,1 B 384,1.
+// ocannlGemm30AVX2 runs a float32 dot kernel, M=1024 N=48 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX2 runs a float32 dot kernel, M=1024 N=48 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm31AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm32AVX2 runs a float32 dot kernel, M=1024 N=48 K=1536 (3x3 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm32AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX2 runs a float32 dot kernel, M=1024 N=48 K=1536 (3x3 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm33AVX2 runs a float32 dot kernel, M=1024 N=32 K=384 (3x3 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX2 runs a float32 dot kernel, M=1024 N=32 K=384 (3x3 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm34AVX2 runs a float32 broadcast kernel, M=32 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,256 B 384,1.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX2 runs a float32 broadcast kernel, M=32 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,256 B 384,1.
+// ocannlGemm35AVX2 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,1536 B 384,1.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX2 runs a float32 broadcast kernel, M=192 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,1536 B 384,1.
+// ocannlGemm39AVX2 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX2 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm40AVX2 runs a float32 broadcast kernel, M=48 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX2 runs a float32 broadcast kernel, M=48 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm41AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=128 N=64 K=128 (6x16 tile); strides C 384,1 A 1,768 B 384,1.
+// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm45AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16384,1 A 3675,1 B 1,27, k2 A 105 B 9.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=384 N=32 K=1024 (6x16 tile); strides C 256,1 A 1,384 B 256,1.
+// ocannlGemm46AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16384,1 A 19600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm47AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=9x3 (6x16 tile, B gathered into the frame); strides C 16384,1 A 3675,1 B 1,27, k2 A 105 B 9.
+// ocannlGemm47AVX2 runs a float32 dot kernel, M=32 N=32 K=16 (3x3 tile); strides C 8192,1 A 19600,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm47AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm48AVX2 runs a float32 dot kernel, M=32 N=16 K=48 (3x3 tile); strides C 16384,1 A 19600,1 B 1,144.
+// ocannlGemm48AVX2 runs a float32 dot kernel, M=32 N=32 K=48 (3x3 tile); strides C 8192,1 A 19600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm48AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm49AVX2 runs a float32 dot kernel, M=32 N=32 K=16 (3x3 tile); strides C 8192,1 A 19600,1 B 1,16.
+// ocannlGemm49AVX2 runs a float32 dot kernel, M=32 N=32 K=96 (3x3 tile); strides C 8192,1 A 11552,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm49AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm50AVX2 runs a float32 dot kernel, M=32 N=32 K=48 (3x3 tile); strides C 8192,1 A 19600,1 B 1,144.
+// ocannlGemm50AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 4096,1 A 11552,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm51AVX2 runs a float32 dot kernel, M=32 N=32 K=96 (3x3 tile); strides C 8192,1 A 11552,1 B 1,288.
+// ocannlGemm51AVX2 runs a float32 dot kernel, M=32 N=64 K=96 (3x3 tile); strides C 4096,1 A 11552,1 B 1,288.
 //
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 4096,1 A 11552,1 B 1,32.
+// ocannlGemm52AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 4096,1 A 7744,1 B 1,576.
 //
 //go:noescape
 func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm53AVX2 runs a float32 dot kernel, M=32 N=64 K=96 (3x3 tile); strides C 4096,1 A 11552,1 B 1,288.
+// ocannlGemm53AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm54AVX2 runs a float32 dot kernel, M=32 N=64 K=192 (3x3 tile); strides C 4096,1 A 7744,1 B 1,576.
+// ocannlGemm54AVX2 runs a float32 broadcast kernel, M=10 N=64 K=32 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
 //
 //go:noescape
 func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
+// ocannlGemm55AVX2 runs a float32 broadcast kernel, M=32 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm55AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm56AVX2 runs a float32 broadcast kernel, M=10 N=64 K=32 (6x16 tile); strides C 64,1 A 1,10 B 64,1.
+// ocannlGemm56AVX2 runs a float32 broadcast kernel, M=8 N=192 K=64 (6x16 tile); strides C 704,1 A 512,1 B 576,1.
 //
 //go:noescape
 func ocannlGemm56AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm57AVX2 runs a float32 broadcast kernel, M=32 N=64 K=10 (6x16 tile); strides C 64,1 A 10,1 B 64,1.
+// ocannlGemm57AVX2 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (6x16 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
 //
 //go:noescape
 func ocannlGemm57AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX2 runs a float32 broadcast kernel, M=8 N=192 K=64 (6x16 tile); strides C 704,1 A 512,1 B 576,1.
+// ocannlGemm58AVX2 runs a float32 broadcast kernel, M=8 N=96 K=64 (6x16 tile); strides C 1216,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm58AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=192 K=8x8x32 (6x16 tile); strides C 576,1 A 1,64,512,4096 B 64,704,7744,1.
+// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (6x16 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm59AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm60AVX2 runs a float32 broadcast kernel, M=8 N=96 K=64 (6x16 tile); strides C 1216,1 A 512,1 B 288,1.
+// ocannlGemm60AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 11552,1 A 4096,1 B 32,1.
 //
 //go:noescape
 func ocannlGemm60AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm61AVX2 runs a float32 broadcast kernel, M=64 N=96 K=8x8x32 (6x16 tile); strides C 288,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm61AVX2 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (6x16 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
 //
 //go:noescape
 func ocannlGemm61AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm62AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 11552,1 A 4096,1 B 32,1.
+// ocannlGemm62AVX2 runs a float32 broadcast kernel, M=16 N=96 K=32 (6x16 tile); strides C 608,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm62AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm63AVX2 runs a float32 broadcast kernel, M=8 N=32 K=8x8x32 (6x16 tile); strides C 32,1 A 1,64,512,4096 B 64,1216,11552,1.
+// ocannlGemm63AVX2 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (6x16 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
 //
 //go:noescape
 func ocannlGemm63AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX2 runs a float32 broadcast kernel, M=16 N=96 K=32 (6x16 tile); strides C 608,1 A 512,1 B 288,1.
+// ocannlGemm64AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm64AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX2 runs a float32 broadcast kernel, M=32 N=96 K=16x16x32 (6x16 tile); strides C 288,1 A 1,32,512,8192 B 32,608,11552,1.
+// ocannlGemm65AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (6x16 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm65AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm66AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32 (6x16 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm66AVX2 runs a float32 broadcast kernel, M=32 N=16 K=32 (6x16 tile); strides C 19600,1 A 8192,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm66AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (6x16 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm67AVX2 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (6x16 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm67AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm68AVX2 runs a float32 broadcast kernel, M=32 N=16 K=32 (6x16 tile); strides C 19600,1 A 8192,1 B 16,1.
+// ocannlGemm68AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16 (6x16 tile); strides C 560,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm68AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm69AVX2 runs a float32 broadcast kernel, M=4 N=16 K=16x16x32 (6x16 tile); strides C 16,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm69AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (6x16 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm69AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm70AVX2 runs a float32 broadcast kernel, M=32 N=48 K=16 (6x16 tile); strides C 560,1 A 512,1 B 144,1.
+// ocannlGemm70AVX2 runs a float32 broadcast kernel, M=16 N=9 K=32 (6x16 tile); strides C 27,1 A 1,512 B 105,1.
 //
 //go:noescape
 func ocannlGemm70AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm71AVX2 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (6x16 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
-//
-//go:noescape
-func ocannlGemm71AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm72AVX2 runs a float32 broadcast kernel, M=16 N=9 K=32 (6x16 tile); strides C 27,1 A 1,512 B 105,1.
-//
-//go:noescape
-func ocannlGemm72AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
@@ -2216,85 +2171,85 @@ func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 384 elements: c = x0.
 //
 //go:noescape
-func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap77AVX2(c *float32, x0 *float32)
 
-// ocannlMap78AVX2 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+// ocannlMap78AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap78AVX2(c *float32, x0 *float32)
+func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap79AVX2 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
 //
 //go:noescape
-func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap79AVX2(c *float32, x0 *float32)
 
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap80AVX2 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap80AVX2(c *float32, x0 *float32)
+func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
 //
 //go:noescape
 func ocannlMap81AVX2(c *float32, x0 *float32)
 
-// ocannlMap82AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap82AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap82AVX2(c *float32, x0 *float32)
 
-// ocannlMap83AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap83AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap83AVX2(c *float32, x0 *float32)
 
-// ocannlMap84AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap84AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap85AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+// ocannlMap85AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap86AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap86AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap87AVX2 runs a float32 pointwise kernel over 1536 elements: c = relu(add(x0,x1)).
+// ocannlMap87AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap88AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap88AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap89AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap89AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap90AVX2 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap90AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap90AVX2(c *float32, x0 *float32)
+func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap91AVX2(c *float32, x0 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 256 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap92AVX2(c *float32, x0 *float32)
 
 // ocannlMap93AVX2 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
 //
@@ -2311,360 +2266,355 @@ func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX2 runs a float32 pointwise kernel over 24576 elements: c = relu(x0).
+// ocannlMap96AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
 func ocannlMap96AVX2(c *float32, x0 *float32)
 
-// ocannlMap97AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+// ocannlMap97AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap97AVX2(c *float32, x0 *float32)
+func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap98AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
+// ocannlMap98AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap98AVX2(c *float32, x0 *float32)
 
-// ocannlMap99AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap99AVX2 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap100AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap100AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap100AVX2(c *float32, x0 *float32)
+func ocannlMap100AVX2(c *float32)
 
-// ocannlMap101AVX2 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
+// ocannlMap101AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap102AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap102AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap102AVX2(c *float32)
+func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap103AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap103AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap104AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap104AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap104AVX2(c *float32, x0 *float32)
 
-// ocannlMap105AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap105AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap106AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap106AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
 func ocannlMap106AVX2(c *float32, x0 *float32)
 
-// ocannlMap107AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap107AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap107AVX2(c *float32, x0 *float32)
 
-// ocannlMap108AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap108AVX2 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap108AVX2(c *float32, x0 *float32)
+func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap109AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap109AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
 func ocannlMap109AVX2(c *float32, x0 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
 //
 //go:noescape
 func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap111AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap111AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap111AVX2(c *float32, x0 *float32)
 
-// ocannlMap112AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap112AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap113AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap113AVX2(c *float32, x0 *float32)
 
-// ocannlMap114AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap114AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap115AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap115AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
-func ocannlMap115AVX2(c *float32, x0 *float32)
+func ocannlMap115AVX2(c *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
 //
 //go:noescape
-func ocannlMap117AVX2(c *float32)
+func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap119AVX2(c *float32, x0 *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap120AVX2(c *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
 func ocannlMap121AVX2(c *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap122AVX2(c *float32)
+func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap130AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
 func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap131AVX2(c *float32, x0 *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32, x0 *float32)
+func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap134AVX2(c *float32, x0 *float32)
 
-// ocannlMap135AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap135AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap135AVX2(c *float32, x0 *float32)
 
-// ocannlMap136AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap136AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap136AVX2(c *float32, x0 *float32)
+func ocannlMap136AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap137AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap137AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap138AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap138AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap138AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap138AVX2(c *float32, x0 *float32)
 
-// ocannlMap139AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap139AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap139AVX2(c *float32, x0 *float32)
+func ocannlMap139AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap140AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
+// ocannlMap140AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap141AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap141AVX2 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap142AVX2 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap142AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap143AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap143AVX2 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
 //
 //go:noescape
-func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap144AVX2 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap144AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap145AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
+// ocannlMap145AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap145AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap145AVX2(c *float32, x0 *float32)
 
-// ocannlMap146AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+// ocannlMap146AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap146AVX2(c *float32, x0 *float32)
+func ocannlMap146AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap147AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap147AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap147AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap147AVX2(c *float32, x0 *float32)
 
-// ocannlMap148AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap148AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap148AVX2(c *float32, x0 *float32)
+func ocannlMap148AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap149AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
+// ocannlMap149AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap150AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap150AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap150AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap150AVX2(c *float32, x0 *float32)
 
-// ocannlMap151AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+// ocannlMap151AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap151AVX2(c *float32, x0 *float32)
 
-// ocannlMap152AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap152AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
 func ocannlMap152AVX2(c *float32, x0 *float32)
 
-// ocannlMap153AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
+// ocannlMap153AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap153AVX2(c *float32, x0 *float32)
+func ocannlMap153AVX2(c *float32)
 
-// ocannlMap154AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
+// ocannlMap154AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
 func ocannlMap154AVX2(c *float32)
 
-// ocannlMap155AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
+// ocannlMap155AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap155AVX2(c *float32)
 
-// ocannlMap156AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap156AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
 func ocannlMap156AVX2(c *float32)
 
-// ocannlMap157AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap157AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap157AVX2(c *float32)
+func ocannlMap157AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap158AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap158AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap158AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap158AVX2(c *float32)
 
-// ocannlMap159AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
+// ocannlMap159AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
 func ocannlMap159AVX2(c *float32)
 
-// ocannlMap160AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
+// ocannlMap160AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap160AVX2(c *float32)
 
-// ocannlMap161AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap161AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
 func ocannlMap161AVX2(c *float32)
 
-// ocannlMap162AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap162AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
 func ocannlMap162AVX2(c *float32)
 
-// ocannlMap163AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
+// ocannlMap163AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
 func ocannlMap163AVX2(c *float32)
 
-// ocannlMap164AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
+// ocannlMap164AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
 func ocannlMap164AVX2(c *float32)
 
-// ocannlMap165AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
+// ocannlMap165AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
 func ocannlMap165AVX2(c *float32)
-
-// ocannlMap166AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap166AVX2(c *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -2821,115 +2771,110 @@ func ocannlReduce29AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
 
-// ocannlReduce31AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
+// ocannlReduce31AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float32, x0 *float32)
 
-// ocannlReduce32AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce32AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX2(c *float32, x0 *float32)
+func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce33AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce33AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce33AVX2(c *float32, x0 *float32)
 
-// ocannlReduce34AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce34AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce34AVX2(c *float32, x0 *float32)
 
-// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce35AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce35AVX2(c *float32, x0 *float32)
+func ocannlReduce35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce36AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce36AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce37AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce37AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32)
 
-// ocannlReduce38AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce38AVX2(c *float32, x0 *float32)
 
-// ocannlReduce39AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce39AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce39AVX2(c *float32, x0 *float32)
+func ocannlReduce39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce40AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce40AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce40AVX2(c *float32, x0 *float32)
 
-// ocannlReduce41AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce41AVX2(c *float32, x0 *float32)
+func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
-func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce42AVX2(c *float32, x0 *float32)
 
-// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32)
 
-// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce44AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
 
-// ocannlReduce47AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce47AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float32, x0 *float32)
 
-// ocannlReduce48AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce48AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float32, x0 *float32)
+func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce49AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+// ocannlReduce49AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce49AVX2(c *float32, x0 *float32)
 
-// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce50AVX2(c *float32, x0 *float32)
 
-// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce51AVX2(c *float32, x0 *float32)
-
-// ocannlReduce52AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
-//
-//go:noescape
-func ocannlReduce52AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -362,16 +362,6 @@ func ocannlGemm70AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm70AVX512 called without assembly")
 }
 
-// ocannlGemm71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm71AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm71AVX512 called without assembly")
-}
-
-// ocannlGemm72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm72AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm72AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -687,20 +677,20 @@ func ocannlMap76AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
-}
+func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
 
 // ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX512 called without assembly") }
-
-// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap79AVX512 called without assembly")
+func ocannlMap78AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap78AVX512 called without assembly")
 }
 
+// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
+
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap80AVX512 called without assembly") }
+func ocannlMap80AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
+}
 
 // ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap81AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
@@ -709,17 +699,15 @@ func ocannlMap81AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX512 cal
 func ocannlMap82AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX512 called without assembly") }
 
 // ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap83AVX512 called without assembly")
-}
+func ocannlMap83AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX512 called without assembly") }
 
 // ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap84AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap84AVX512 called without assembly")
 }
 
 // ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0, x1 *float32) {
+func ocannlMap85AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
 }
 
@@ -733,23 +721,18 @@ func ocannlMap87AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
 }
 
-// ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap88AVX512 called without assembly")
-}
-
 // ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX512(c, x0, x1 *float32) {
+func ocannlMap89AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap89AVX512 called without assembly")
 }
 
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX512 called without assembly") }
-
-// ocannlMap92AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap92AVX512 called without assembly")
+func ocannlMap90AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
 }
+
+// ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
 
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap93AVX512(c, x0, x1 *float32) {
@@ -766,16 +749,13 @@ func ocannlMap95AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
 }
 
-// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap96AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
-
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap97AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX512 called without assembly") }
+func ocannlMap97AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap97AVX512 called without assembly")
+}
 
 // ocannlMap98AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap98AVX512 called without assembly")
-}
+func ocannlMap98AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX512 called without assembly") }
 
 // ocannlMap99AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap99AVX512(c, x0, x1 *float32) {
@@ -783,25 +763,25 @@ func ocannlMap99AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap100AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap100AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap100AVX512 called without assembly")
-}
+func ocannlMap100AVX512(c *float32) { panic("ocannlgen: ocannlMap100AVX512 called without assembly") }
 
 // ocannlMap101AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX512(c, x0, x1 *float32) {
+func ocannlMap101AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap101AVX512 called without assembly")
 }
 
 // ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX512(c *float32) { panic("ocannlgen: ocannlMap102AVX512 called without assembly") }
+func ocannlMap102AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
+}
 
 // ocannlMap103AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap103AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
 }
 
 // ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX512(c, x0, x1 *float32) {
+func ocannlMap104AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
 }
 
@@ -816,23 +796,18 @@ func ocannlMap106AVX512(c, x0 *float32) {
 }
 
 // ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX512(c, x0, x1 *float32) {
+func ocannlMap107AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap107AVX512 called without assembly")
 }
 
 // ocannlMap108AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX512(c, x0 *float32) {
+func ocannlMap108AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap108AVX512 called without assembly")
 }
 
 // ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap109AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
-}
-
-// ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
 }
 
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
@@ -856,71 +831,71 @@ func ocannlMap114AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
-}
+func ocannlMap115AVX512(c *float32) { panic("ocannlgen: ocannlMap115AVX512 called without assembly") }
 
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c, x0, x1 *float32) {
+func ocannlMap116AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
 }
 
 // ocannlMap117AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap117AVX512(c *float32) { panic("ocannlgen: ocannlMap117AVX512 called without assembly") }
+func ocannlMap117AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap117AVX512 called without assembly")
+}
 
 // ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap118AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap118AVX512 called without assembly")
 }
 
 // ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX512(c, x0, x1 *float32) {
+func ocannlMap119AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
 }
 
 // ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
-}
+func ocannlMap120AVX512(c *float32) { panic("ocannlgen: ocannlMap120AVX512 called without assembly") }
 
 // ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap121AVX512(c *float32) { panic("ocannlgen: ocannlMap121AVX512 called without assembly") }
 
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX512(c *float32) { panic("ocannlgen: ocannlMap122AVX512 called without assembly") }
+func ocannlMap122AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap122AVX512 called without assembly")
+}
 
 // ocannlMap123AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap123AVX512(c, x0, x1 *float32) {
+func ocannlMap123AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap123AVX512 called without assembly")
 }
 
 // ocannlMap124AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap124AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap124AVX512 called without assembly")
 }
 
 // ocannlMap125AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX512(c, x0, x1 *float32) {
+func ocannlMap125AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap125AVX512 called without assembly")
 }
 
 // ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap126AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
 }
 
 // ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap127AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap127AVX512 called without assembly")
 }
 
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX512(c, x0, x1 *float32) {
+func ocannlMap128AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
 }
 
 // ocannlMap129AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap129AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap129AVX512 called without assembly")
 }
 
@@ -930,12 +905,12 @@ func ocannlMap130AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap131AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap131AVX512 called without assembly")
 }
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c, x0 *float32) {
+func ocannlMap132AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
 }
 
@@ -945,82 +920,82 @@ func ocannlMap133AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap134AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX512(c, x0, x1 *float32) {
+func ocannlMap134AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap134AVX512 called without assembly")
 }
 
-// ocannlMap135AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap135AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap135AVX512 called without assembly")
+// ocannlMap136AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap136AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap136AVX512 called without assembly")
 }
 
 // ocannlMap137AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap137AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap137AVX512 called without assembly")
 }
 
 // ocannlMap138AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX512(c, x0, x1 *float32) {
+func ocannlMap138AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap138AVX512 called without assembly")
 }
 
 // ocannlMap139AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX512(c, x0 *float32) {
+func ocannlMap139AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap139AVX512 called without assembly")
 }
 
 // ocannlMap140AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap140AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap140AVX512 called without assembly")
 }
 
 // ocannlMap141AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX512(c, x0, x1 *float32) {
+func ocannlMap141AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap141AVX512 called without assembly")
 }
 
 // ocannlMap142AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap142AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap142AVX512 called without assembly")
 }
 
 // ocannlMap143AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap143AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap143AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap143AVX512 called without assembly")
 }
 
 // ocannlMap144AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap144AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap144AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap144AVX512 called without assembly")
 }
 
 // ocannlMap145AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap145AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap145AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap145AVX512 called without assembly")
 }
 
 // ocannlMap146AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap146AVX512(c, x0 *float32) {
+func ocannlMap146AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap146AVX512 called without assembly")
 }
 
 // ocannlMap147AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap147AVX512(c, x0, x1 *float32) {
+func ocannlMap147AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap147AVX512 called without assembly")
 }
 
 // ocannlMap148AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap148AVX512(c, x0 *float32) {
+func ocannlMap148AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap148AVX512 called without assembly")
 }
 
 // ocannlMap149AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap149AVX512(c, x0, x1 *float32) {
+func ocannlMap149AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap149AVX512 called without assembly")
 }
 
 // ocannlMap150AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap150AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap150AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap150AVX512 called without assembly")
 }
 
@@ -1035,9 +1010,7 @@ func ocannlMap152AVX512(c, x0 *float32) {
 }
 
 // ocannlMap153AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap153AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap153AVX512 called without assembly")
-}
+func ocannlMap153AVX512(c *float32) { panic("ocannlgen: ocannlMap153AVX512 called without assembly") }
 
 // ocannlMap154AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap154AVX512(c *float32) { panic("ocannlgen: ocannlMap154AVX512 called without assembly") }
@@ -1049,12 +1022,12 @@ func ocannlMap155AVX512(c *float32) { panic("ocannlgen: ocannlMap155AVX512 calle
 func ocannlMap156AVX512(c *float32) { panic("ocannlgen: ocannlMap156AVX512 called without assembly") }
 
 // ocannlMap157AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap157AVX512(c *float32) { panic("ocannlgen: ocannlMap157AVX512 called without assembly") }
+func ocannlMap157AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap157AVX512 called without assembly")
+}
 
 // ocannlMap158AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap158AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap158AVX512 called without assembly")
-}
+func ocannlMap158AVX512(c *float32) { panic("ocannlgen: ocannlMap158AVX512 called without assembly") }
 
 // ocannlMap159AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap159AVX512(c *float32) { panic("ocannlgen: ocannlMap159AVX512 called without assembly") }
@@ -1076,9 +1049,6 @@ func ocannlMap164AVX512(c *float32) { panic("ocannlgen: ocannlMap164AVX512 calle
 
 // ocannlMap165AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap165AVX512(c *float32) { panic("ocannlgen: ocannlMap165AVX512 called without assembly") }
-
-// ocannlMap166AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap166AVX512(c *float32) { panic("ocannlgen: ocannlMap166AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -1292,12 +1262,6 @@ func ocannlGemm69AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm69AVX2 cal
 
 // ocannlGemm70AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm70AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm70AVX2 called without assembly") }
-
-// ocannlGemm71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm71AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm71AVX2 called without assembly") }
-
-// ocannlGemm72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm72AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm72AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -1551,16 +1515,16 @@ func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 called without assembly") }
 
 // ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
+func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
+func ocannlMap78AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
 
 // ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
+func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
 
 // ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap81AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
@@ -1569,17 +1533,17 @@ func ocannlMap81AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX2 called 
 func ocannlMap82AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
 
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap83AVX2 called without assembly")
-}
+func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap84AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap84AVX2 called without assembly")
 }
 
 // ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
+func ocannlMap85AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap85AVX2 called without assembly")
+}
 
 // ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
@@ -1588,23 +1552,21 @@ func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 cal
 func ocannlMap87AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
 
 // ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap88AVX2 called without assembly")
-}
+func ocannlMap88AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
 
 // ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
+func ocannlMap89AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap89AVX2 called without assembly")
+}
 
 // ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
+func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
 
 // ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
 
 // ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap92AVX2 called without assembly")
-}
+func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
 
 // ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
@@ -1621,34 +1583,34 @@ func ocannlMap95AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap95AVX2 cal
 func ocannlMap96AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
 
 // ocannlMap97AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap97AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX2 called without assembly") }
+func ocannlMap97AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap97AVX2 called without assembly") }
 
 // ocannlMap98AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap98AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
+func ocannlMap98AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
 
 // ocannlMap99AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap99AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap99AVX2 called without assembly") }
 
 // ocannlMap100AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap100AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap100AVX2 called without assembly") }
+func ocannlMap100AVX2(c *float32) { panic("ocannlgen: ocannlMap100AVX2 called without assembly") }
 
 // ocannlMap101AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap101AVX2(c, x0, x1 *float32) {
+func ocannlMap101AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap101AVX2 called without assembly")
 }
 
 // ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX2(c *float32) { panic("ocannlgen: ocannlMap102AVX2 called without assembly") }
+func ocannlMap102AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
+}
 
 // ocannlMap103AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap103AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap103AVX2 called without assembly")
 }
 
 // ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap104AVX2 called without assembly")
-}
+func ocannlMap104AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap104AVX2 called without assembly") }
 
 // ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap105AVX2(c, x0, x1 *float32) {
@@ -1659,12 +1621,12 @@ func ocannlMap105AVX2(c, x0, x1 *float32) {
 func ocannlMap106AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap106AVX2 called without assembly") }
 
 // ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap107AVX2 called without assembly")
-}
+func ocannlMap107AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap107AVX2 called without assembly") }
 
 // ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap108AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap108AVX2 called without assembly") }
+func ocannlMap108AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap108AVX2 called without assembly")
+}
 
 // ocannlMap109AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap109AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap109AVX2 called without assembly") }
@@ -1691,69 +1653,69 @@ func ocannlMap114AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
+func ocannlMap115AVX2(c *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c, x0, x1 *float32) {
+func ocannlMap116AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
 }
 
 // ocannlMap117AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap117AVX2(c *float32) { panic("ocannlgen: ocannlMap117AVX2 called without assembly") }
+func ocannlMap117AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap117AVX2 called without assembly")
+}
 
 // ocannlMap118AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap118AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap118AVX2 called without assembly")
 }
 
 // ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap119AVX2 called without assembly")
-}
+func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
 
 // ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap120AVX2 called without assembly")
-}
+func ocannlMap120AVX2(c *float32) { panic("ocannlgen: ocannlMap120AVX2 called without assembly") }
 
 // ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap121AVX2(c *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
 
 // ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap122AVX2(c *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
+func ocannlMap122AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap122AVX2 called without assembly")
+}
 
 // ocannlMap123AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap123AVX2(c, x0, x1 *float32) {
+func ocannlMap123AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap123AVX2 called without assembly")
 }
 
 // ocannlMap124AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap124AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap124AVX2 called without assembly")
 }
 
 // ocannlMap125AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX2(c, x0, x1 *float32) {
+func ocannlMap125AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap125AVX2 called without assembly")
 }
 
 // ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap126AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap126AVX2 called without assembly")
 }
 
 // ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap127AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap127AVX2 called without assembly")
 }
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX2(c, x0, x1 *float32) {
+func ocannlMap128AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap128AVX2 called without assembly")
 }
 
 // ocannlMap129AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap129AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap129AVX2 called without assembly")
 }
 
@@ -1763,12 +1725,12 @@ func ocannlMap130AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap131AVX2 called without assembly")
-}
+func ocannlMap131AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
 
 // ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
+func ocannlMap132AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap132AVX2 called without assembly")
+}
 
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap133AVX2(c, x0, x1 *float32) {
@@ -1776,79 +1738,77 @@ func ocannlMap133AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap134AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap134AVX2 called without assembly")
-}
+func ocannlMap134AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap134AVX2 called without assembly") }
 
 // ocannlMap135AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap135AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap135AVX2 called without assembly") }
 
 // ocannlMap136AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap136AVX2 called without assembly") }
+func ocannlMap136AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap136AVX2 called without assembly")
+}
 
 // ocannlMap137AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap137AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap137AVX2 called without assembly")
 }
 
 // ocannlMap138AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap138AVX2 called without assembly")
-}
+func ocannlMap138AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap138AVX2 called without assembly") }
 
 // ocannlMap139AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap139AVX2 called without assembly") }
+func ocannlMap139AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap139AVX2 called without assembly")
+}
 
 // ocannlMap140AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap140AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap140AVX2 called without assembly")
 }
 
 // ocannlMap141AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX2(c, x0, x1 *float32) {
+func ocannlMap141AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap141AVX2 called without assembly")
 }
 
 // ocannlMap142AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap142AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap142AVX2 called without assembly")
 }
 
 // ocannlMap143AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap143AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap143AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap143AVX2 called without assembly")
 }
 
 // ocannlMap144AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap144AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap144AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap144AVX2 called without assembly")
 }
 
 // ocannlMap145AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap145AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap145AVX2 called without assembly")
-}
+func ocannlMap145AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap145AVX2 called without assembly") }
 
 // ocannlMap146AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap146AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap146AVX2 called without assembly") }
-
-// ocannlMap147AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap147AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap147AVX2 called without assembly")
+func ocannlMap146AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap146AVX2 called without assembly")
 }
 
+// ocannlMap147AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap147AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap147AVX2 called without assembly") }
+
 // ocannlMap148AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap148AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap148AVX2 called without assembly") }
+func ocannlMap148AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap148AVX2 called without assembly")
+}
 
 // ocannlMap149AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap149AVX2(c, x0, x1 *float32) {
+func ocannlMap149AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap149AVX2 called without assembly")
 }
 
 // ocannlMap150AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap150AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap150AVX2 called without assembly")
-}
+func ocannlMap150AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap150AVX2 called without assembly") }
 
 // ocannlMap151AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap151AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap151AVX2 called without assembly") }
@@ -1857,7 +1817,7 @@ func ocannlMap151AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap151AVX2 calle
 func ocannlMap152AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap152AVX2 called without assembly") }
 
 // ocannlMap153AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap153AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap153AVX2 called without assembly") }
+func ocannlMap153AVX2(c *float32) { panic("ocannlgen: ocannlMap153AVX2 called without assembly") }
 
 // ocannlMap154AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap154AVX2(c *float32) { panic("ocannlgen: ocannlMap154AVX2 called without assembly") }
@@ -1869,12 +1829,12 @@ func ocannlMap155AVX2(c *float32) { panic("ocannlgen: ocannlMap155AVX2 called wi
 func ocannlMap156AVX2(c *float32) { panic("ocannlgen: ocannlMap156AVX2 called without assembly") }
 
 // ocannlMap157AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap157AVX2(c *float32) { panic("ocannlgen: ocannlMap157AVX2 called without assembly") }
+func ocannlMap157AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap157AVX2 called without assembly")
+}
 
 // ocannlMap158AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap158AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap158AVX2 called without assembly")
-}
+func ocannlMap158AVX2(c *float32) { panic("ocannlgen: ocannlMap158AVX2 called without assembly") }
 
 // ocannlMap159AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap159AVX2(c *float32) { panic("ocannlgen: ocannlMap159AVX2 called without assembly") }
@@ -1896,9 +1856,6 @@ func ocannlMap164AVX2(c *float32) { panic("ocannlgen: ocannlMap164AVX2 called wi
 
 // ocannlMap165AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap165AVX2(c *float32) { panic("ocannlgen: ocannlMap165AVX2 called without assembly") }
-
-// ocannlMap166AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap166AVX2(c *float32) { panic("ocannlgen: ocannlMap166AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -2061,12 +2018,12 @@ func ocannlReduce31AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX512(c, x0 *float32) {
+func ocannlReduce32AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX512 called without assembly")
 }
 
 // ocannlReduce33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce33AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce33AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce33AVX512 called without assembly")
 }
 
@@ -2076,17 +2033,17 @@ func ocannlReduce34AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce35AVX512(c, x0 *float32) {
+func ocannlReduce35AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce35AVX512 called without assembly")
 }
 
 // ocannlReduce36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce36AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce36AVX512 called without assembly")
 }
 
 // ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX512(c, x0, x1 *float32) {
+func ocannlReduce37AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
 }
 
@@ -2096,22 +2053,22 @@ func ocannlReduce38AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce39AVX512(c, x0 *float32) {
+func ocannlReduce39AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce39AVX512 called without assembly")
 }
 
 // ocannlReduce40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce40AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce40AVX512 called without assembly")
 }
 
 // ocannlReduce41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce41AVX512(c, x0 *float32) {
+func ocannlReduce41AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce41AVX512 called without assembly")
 }
 
 // ocannlReduce42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce42AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce42AVX512 called without assembly")
 }
 
@@ -2141,12 +2098,12 @@ func ocannlReduce47AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX512(c, x0 *float32) {
+func ocannlReduce48AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX512 called without assembly")
 }
 
 // ocannlReduce49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce49AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce49AVX512 called without assembly")
 }
 
@@ -2158,11 +2115,6 @@ func ocannlReduce50AVX512(c, x0 *float32) {
 // ocannlReduce51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce51AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce51AVX512 called without assembly")
-}
-
-// ocannlReduce52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce52AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlReduce52AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -2308,12 +2260,12 @@ func ocannlReduce31AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX2(c, x0 *float32) {
+func ocannlReduce32AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
 }
 
 // ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce33AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce33AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
 }
 
@@ -2323,17 +2275,17 @@ func ocannlReduce34AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce35AVX2(c, x0 *float32) {
+func ocannlReduce35AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce35AVX2 called without assembly")
 }
 
 // ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce36AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0, x1 *float32) {
+func ocannlReduce37AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
@@ -2343,22 +2295,22 @@ func ocannlReduce38AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce39AVX2(c, x0 *float32) {
+func ocannlReduce39AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce39AVX2 called without assembly")
 }
 
 // ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce40AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
 }
 
 // ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce41AVX2(c, x0 *float32) {
+func ocannlReduce41AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
 }
 
 // ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce42AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
 }
 
@@ -2388,12 +2340,12 @@ func ocannlReduce47AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0 *float32) {
+func ocannlReduce48AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
 // ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce49AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
 }
 
@@ -2405,11 +2357,6 @@ func ocannlReduce50AVX2(c, x0 *float32) {
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce51AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
-}
-
-// ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce52AVX2(c, x0 *float32) {
-	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "0ebb712cf639bc76ca157d6e025fbed3ce335de43cb1f69fbb7b20b08c0d742a"
+const ocannlDirectives = "ce75e2c68414b23165445f1f95cfab0744b477bd8523d0277a79f6ec9076ceaa"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -12,15 +12,15 @@ const (
 )
 
 // GPT is a nanoGPT-char-sized decoder (Karpathy's shakespeare_char
-// configuration without dropout and without weight tying): tokens as
-// one-hot rows of a 256-symbol vocabulary, a learned token embedding
-// (a 256 -> 384 linear map without bias) plus a learned positional
-// embedding over the 128 positions, 6 pre-norm blocks (causal multi-head
-// self-attention with 6 heads of 64 and projections without bias; a
-// ReLU MLP 384 -> 1536 -> 384 with biases; each added back to the
-// stream), a final layer norm and a linear head to 256 logits per
-// position, trained on next-token targets (one-hot) with cross-entropy
-// and AdamW.
+// configuration without dropout and without weight tying): token ids
+// (index inputs over a 256-symbol vocabulary) looked up in a learned
+// 256 x 384 token embedding (embedding[d], PyTorch's nn.Embedding) plus
+// a learned positional embedding over the 128 positions, 6 pre-norm
+// blocks (causal multi-head self-attention with 6 heads of 64 and
+// projections without bias; a GELU MLP 384 -> 1536 -> 384 with biases,
+// PyTorch's default erf GELU; each added back to the stream), a final
+// layer norm and a linear head to 256 logits per position, trained on
+// next-token targets (ids) with cross-entropy and AdamW.
 //
 // The causal mask is an input (mask : 128 | 128 ->, the query position in
 // the batch row, the key position in the input row; 1 keeps a score):
@@ -29,9 +29,9 @@ const (
 //ocannl:model
 //ocannl:layer block[d, ff](x, mask):
 //ocannl:let x1 = x + masked_attention[heads=6, d_k=64, d_v=64](layer_norm(x), mask)
-//ocannl:return x1 + linear[d](dense[ff](layer_norm(x1)))
+//ocannl:return x1 + linear[d](gelu(linear[ff](layer_norm(x1))))
 //ocannl:layer gpt[d=384, ff=1536, vocab=256](tokens, mask):
-//ocannl:let h0 = {emb; o=[d]} * tokens + {pos; b=[128]}
+//ocannl:let h0 = embedding[d](tokens) + {pos; b=[128]}
 //ocannl:let h1 = block[d, ff](h0, mask)
 //ocannl:let h2 = block[d, ff](h1, mask)
 //ocannl:let h3 = block[d, ff](h2, mask)
@@ -41,8 +41,8 @@ const (
 //ocannl:return linear[vocab](layer_norm(h6))
 //ocannl:let net = gpt[]
 //ocannl:loss train:
-//ocannl:input tokens : GPTBatch, GPTContext | GPTVocab
-//ocannl:input targets : GPTBatch, GPTContext | GPTVocab
+//ocannl:input tokens : GPTBatch, GPTContext | index GPTVocab
+//ocannl:input targets : GPTBatch, GPTContext | index GPTVocab
 //ocannl:input mask : GPTContext | GPTContext ->
 //ocannl:return cross_entropy(net(tokens, mask), targets)
 //ocannl:adamw lr=3e-4
@@ -57,9 +57,9 @@ type GPT struct {
 //ocannl:model bf16
 //ocannl:layer block[d, ff](x, mask):
 //ocannl:let x1 = x + masked_attention[heads=6, d_k=64, d_v=64](layer_norm(x), mask)
-//ocannl:return x1 + linear[d](dense[ff](layer_norm(x1)))
+//ocannl:return x1 + linear[d](gelu(linear[ff](layer_norm(x1))))
 //ocannl:layer gpt[d=384, ff=1536, vocab=256](tokens, mask):
-//ocannl:let h0 = {emb; o=[d]} * tokens + {pos; b=[128]}
+//ocannl:let h0 = embedding[d](tokens) + {pos; b=[128]}
 //ocannl:let h1 = block[d, ff](h0, mask)
 //ocannl:let h2 = block[d, ff](h1, mask)
 //ocannl:let h3 = block[d, ff](h2, mask)
@@ -69,8 +69,8 @@ type GPT struct {
 //ocannl:return linear[vocab](layer_norm(h6))
 //ocannl:let net = gpt[]
 //ocannl:loss train:
-//ocannl:input tokens : GPTBatch, GPTContext | GPTVocab
-//ocannl:input targets : GPTBatch, GPTContext | GPTVocab
+//ocannl:input tokens : GPTBatch, GPTContext | index GPTVocab
+//ocannl:input targets : GPTBatch, GPTContext | index GPTVocab
 //ocannl:input mask : GPTContext | GPTContext ->
 //ocannl:return cross_entropy(net(tokens, mask), targets)
 //ocannl:adamw lr=3e-4

@@ -11,9 +11,10 @@ package main
 //   - a contraction of M multiply-adds costs 2M FLOP forward, and 4M
 //     backward: the gradient with respect to each of its two operands is
 //     a contraction of M multiply-adds. A contraction whose data operand
-//     needs no gradient (the token embedding applied to the one-hot
-//     inputs, the ResNet's first convolution applied to the images) costs
-//     2M backward. A step is thus about 3x the forward's 2M.
+//     needs no gradient (the ResNet's first convolution applied to the
+//     images) costs 2M backward. A step is thus about 3x the forward's 2M.
+//   - the GPT's token embedding is a lookup (a gather of rows; its
+//     gradient a scatter-add), not a contraction: it counts nothing.
 //   - attention counts all T x T scores, masked or not: both
 //     implementations compute every score and mask afterwards.
 //   - a padded convolution with an H' x W' output, a k x k kernel, ic
@@ -40,10 +41,10 @@ func stepFLOP(cs []contraction) float64 {
 }
 
 // gptFLOP: batch 8 x context 128 = 1024 tokens, width 384, 6 heads of
-// 64, MLP 1536, vocabulary 256, 6 blocks: 69.86 GFLOP.
+// 64, MLP 1536, vocabulary 256, 6 blocks: 69.46 GFLOP.
 func gptFLOP() float64 {
 	const n, t, d, h, dk, ff, v, blocks = 8 * 128, 128, 384, 6, 64, 1536, 256, 6
-	cs := []contraction{{n * v * d, false}} // token embedding (one-hot x matrix)
+	var cs []contraction
 	for range blocks {
 		cs = append(cs,
 			contraction{3 * n * d * h * dk, true}, // q, k, v projections

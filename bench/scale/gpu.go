@@ -27,6 +27,11 @@ func flat[A any](a *A) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(a)), unsafe.Sizeof(*a)/4)
 }
 
+// flatIDs views a fixed-size int32 array (token ids) as a slice.
+func flatIDs[A any](a *A) []int32 {
+	return unsafe.Slice((*int32)(unsafe.Pointer(a)), unsafe.Sizeof(*a)/4)
+}
+
 // runGPU trains each of ms (named names) on the GPU, in one session (the
 // file is compiled once; each model's buffers stay allocated): warmup
 // steps whose losses must be finite and decrease, then steps timed one by

@@ -84,20 +84,21 @@ func seed(a, b uint64, rank int) *rand.Rand {
 	return rand.New(rand.NewPCG(a, b+uint64(rank)<<32))
 }
 
+// gptIDs is a batch of token ids (the GPT's index inputs).
+type gptIDs = [models.GPTBatch][models.GPTContext]int32
+
 // gptBatch is the GPT's fixed random batch and the causal mask.
-func gptBatch(rank int) (tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) {
-	tokens = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	targets = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+func gptBatch(rank int) (tokens, targets *gptIDs, mask *[models.GPTContext][models.GPTContext]float32) {
+	tokens, targets = new(gptIDs), new(gptIDs)
 	mask = new([models.GPTContext][models.GPTContext]float32)
 	r := seed(1, 2, rank)
 	for b := range tokens {
 		// A random sequence of GPTContext+1 symbols: the inputs are its
 		// first GPTContext, the targets the next symbol at each position.
-		prev := r.IntN(models.GPTVocab)
+		prev := int32(r.IntN(models.GPTVocab))
 		for t := range models.GPTContext {
-			next := r.IntN(models.GPTVocab)
-			tokens[b][t][prev] = 1
-			targets[b][t][next] = 1
+			next := int32(r.IntN(models.GPTVocab))
+			tokens[b][t], targets[b][t] = prev, next
 			prev = next
 		}
 	}
@@ -109,12 +110,23 @@ func gptBatch(rank int) (tokens, targets *[models.GPTBatch][models.GPTContext][m
 	return tokens, targets, mask
 }
 
+// must is a step's loss; a step's error (a token id out of range: the
+// harness's batches never have one) ends the benchmark.
+func must(loss float32, err error) float32 {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+	return loss
+}
+
 // gptNet is what the GPT's generated types (models.GPT and its bf16
-// twin models.GPTBF16) offer the harness.
+// twin models.GPTBF16) offer the harness. The steps return an error
+// only for a token id out of range.
 type gptNet interface {
 	trainer
-	TrainStep(tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) float32
-	Backward(tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) float32
+	TrainStep(tokens, targets *gptIDs, mask *[models.GPTContext][models.GPTContext]float32) (float32, error)
+	Backward(tokens, targets *gptIDs, mask *[models.GPTContext][models.GPTContext]float32) (float32, error)
 }
 
 // trainer is the part of a generated model's API that does not depend
@@ -145,12 +157,12 @@ func gptOf(m gptNet, pool **rt.Pool, rank int, gpuName string) model {
 	md := model{
 		flop:     gptFLOP(),
 		samples:  models.GPTBatch,
-		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
-		backward: func() float32 { return m.Backward(tokens, targets, mask) },
+		step:     func() float32 { return must(m.TrainStep(tokens, targets, mask)) },
+		backward: func() float32 { return must(m.Backward(tokens, targets, mask)) },
 	}
 	if gpuName != "" {
 		md.gpuName = gpuName
-		md.gpuBatch = map[string]any{"tokens": flat(tokens), "targets": flat(targets), "mask": flat(mask)}
+		md.gpuBatch = map[string]any{"tokens": flatIDs(tokens), "targets": flatIDs(targets), "mask": flat(mask)}
 	}
 	return trained(md, m, pool)
 }

@@ -31,9 +31,7 @@ func newTrackSource() *trackSource {
 	return s
 }
 
-func (s *trackSource) batch(tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32) {
-	*tokens = [models.GPTBatch][models.GPTContext][models.GPTVocab]float32{}
-	*targets = [models.GPTBatch][models.GPTContext][models.GPTVocab]float32{}
+func (s *trackSource) batch(tokens, targets *gptIDs) {
 	for b := range tokens {
 		cur := s.r.IntN(models.GPTVocab)
 		for t := range models.GPTContext {
@@ -47,7 +45,7 @@ func (s *trackSource) batch(tokens, targets *[models.GPTBatch][models.GPTContext
 				j++
 			}
 			nxt := s.next[cur][j]
-			tokens[b][t][cur], targets[b][t][nxt] = 1, 1
+			tokens[b][t], targets[b][t] = int32(cur), int32(nxt)
 			cur = nxt
 		}
 	}
@@ -67,8 +65,7 @@ func track(steps, threads int) int {
 			mask[s][t] = 1
 		}
 	}
-	tokens := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	targets := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	tokens, targets := new(gptIDs), new(gptIDs)
 	run := func(name string, init func(), step func() float32) []float32 {
 		init()
 		src := newTrackSource()
@@ -85,11 +82,11 @@ func track(steps, threads int) int {
 	}
 	f := new(models.GPT)
 	f.Pool = pool
-	lf := run("gpt-f32", func() { f.Init(1) }, func() float32 { return f.TrainStep(tokens, targets, mask) })
+	lf := run("gpt-f32", func() { f.Init(1) }, func() float32 { return must(f.TrainStep(tokens, targets, mask)) })
 	f = nil
 	b := new(models.GPTBF16)
 	b.Pool = pool
-	lb := run("gpt-bf16", func() { b.Init(1) }, func() float32 { return b.TrainStep(tokens, targets, mask) })
+	lb := run("gpt-bf16", func() { b.Init(1) }, func() float32 { return must(b.TrainStep(tokens, targets, mask)) })
 	a, c := mean10(lf), mean10(lb)
 	rel := (c - a) / a
 	ok := math.Abs(rel) <= 0.02

@@ -112,7 +112,7 @@ def make_model(name, scale_dir):
         net = torch_scale.GPT().to(dev)
         opt = torch.optim.AdamW(net.parameters(), lr=3e-4, weight_decay=0.01)
         seq = torch.randint(0, 256, (8, 129), device=dev)
-        x = F.one_hot(seq[:, :-1], 256).float()
+        x = seq[:, :-1]
         y = seq[:, 1:].reshape(-1)
         mask = torch.tril(torch.ones(128, 128, dtype=torch.bool, device=dev))
         return net, opt, lambda: F.cross_entropy(net(x, mask).reshape(-1, 256), y)
