@@ -82,6 +82,63 @@ type Pool struct {
 	backoff      atomic.Int64
 	lastStraggle atomic.Int64
 	absent       int // nests in a row the worker took no part of (under mu)
+
+	stats poolCounters // see Stats
+}
+
+// PoolStats counts what a pool's calls did since it was made (or since
+// the last ResetStats): the figures behind a thread count's speed-up.
+// Every count is of parallel nests (a Run, or a Region's Run or RunSeq,
+// of more than one part); a nest the caller runs alone because the pool
+// is backing off or is held by another goroutine is not counted in
+// Nests. Reading them costs nothing to the calls.
+type PoolStats struct {
+	// Nests is how many nests ran on the workers; SerialRegions how many
+	// regions (and Runs) ran on the caller alone because the pool was
+	// backing off after a straggler (SetStraggleBackoff), SerialNests how
+	// many nests of a held region did, Backoffs how many back-offs began.
+	Nests, SerialRegions, SerialNests, Backoffs int64
+	// CallerParts and WorkerParts are the parts the caller and the
+	// workers ran; CallerNests the nests whose every part the caller ran
+	// (no worker came in time).
+	CallerParts, WorkerParts, CallerNests int64
+	// Wakes is how many times a caller woke a sleeping worker (a futex
+	// wake-up); WaitNanos the caller's time at the barriers after its own
+	// parts, waiting for the workers' last parts.
+	Wakes, WaitNanos int64
+}
+
+// poolCounters are PoolStats' counts, updated atomically.
+type poolCounters struct {
+	nests, serialRegions, backoffs      atomic.Int64
+	serialNests                         atomic.Int64
+	callerParts, workerParts, callerAll atomic.Int64
+	wakes, waitNanos                    atomic.Int64
+}
+
+// Stats returns the pool's counts (see PoolStats); for a nil pool, the
+// default pool's.
+func (p *Pool) Stats() PoolStats {
+	if p == nil {
+		p = DefaultPool()
+	}
+	c := &p.stats
+	return PoolStats{
+		Nests: c.nests.Load(), SerialRegions: c.serialRegions.Load(), SerialNests: c.serialNests.Load(), Backoffs: c.backoffs.Load(),
+		CallerParts: c.callerParts.Load(), WorkerParts: c.workerParts.Load(), CallerNests: c.callerAll.Load(),
+		Wakes: c.wakes.Load(), WaitNanos: c.waitNanos.Load(),
+	}
+}
+
+// ResetStats sets the pool's counts to zero.
+func (p *Pool) ResetStats() {
+	if p == nil {
+		p = DefaultPool()
+	}
+	c := &p.stats
+	for _, v := range []*atomic.Int64{&c.nests, &c.serialRegions, &c.serialNests, &c.backoffs, &c.callerParts, &c.workerParts, &c.callerAll, &c.wakes, &c.waitNanos} {
+		v.Store(0)
+	}
 }
 
 // poolWorker is one worker goroutine's wake-up channel, whether it
@@ -381,7 +438,14 @@ func (p *Pool) Enter() Region {
 // enter takes the workers for at most want threads and wakes them.
 func (p *Pool) enter(want int) Region {
 	threads := min(want, runtime.GOMAXPROCS(0))
-	if threads <= 1 || p.backingOff() || !p.mu.TryLock() {
+	if threads <= 1 {
+		return Region{}
+	}
+	if p.backingOff() {
+		p.stats.serialRegions.Add(1)
+		return Region{}
+	}
+	if !p.mu.TryLock() {
 		return Region{}
 	}
 	if p.closed {
@@ -399,6 +463,7 @@ func (r Region) wake() {
 		if w.sleeping.Load() {
 			select {
 			case w.wake <- struct{}{}:
+				r.p.stats.wakes.Add(1)
 			default: // a wake-up is already pending
 			}
 		}
@@ -419,13 +484,23 @@ func (r Region) Leave() {
 // Run runs t.Part(i) for every i in 0..parts-1 on the region's threads
 // and returns when all have returned (a barrier). It allocates nothing.
 func (r Region) Run(t Task, parts int) {
-	if r.p == nil || parts <= 1 || r.p.backingOff() {
+	if r.p == nil || parts <= 1 || r.serial() {
 		for i := range parts {
 			t.Part(i)
 		}
 		return
 	}
 	r.run(t, parts, true)
+}
+
+// serial reports whether a held region's nest runs on the caller alone
+// (the pool began backing off during the region), and counts it.
+func (r Region) serial() bool {
+	if !r.p.backingOff() {
+		return false
+	}
+	r.p.stats.serialNests.Add(1)
+	return true
 }
 
 // MaxSeq is the most tasks one [Region.RunSeq] call takes.
@@ -443,7 +518,7 @@ func (r Region) RunSeq(parts int, tasks ...Task) {
 	if len(tasks) > MaxSeq {
 		panic("rt: RunSeq of more than MaxSeq tasks")
 	}
-	if r.p == nil || parts <= 1 || r.p.backingOff() {
+	if r.p == nil || parts <= 1 || r.serial() {
 		for i := range parts {
 			for _, t := range tasks {
 				t.Part(i)
@@ -491,6 +566,13 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 	done := time.Now()
 	p.cur.Store(nil)
 	p.noteParts(mine, parts)
+	st := &p.stats
+	st.nests.Add(1)
+	st.callerParts.Add(int64(mine))
+	st.workerParts.Add(int64(parts - mine))
+	if mine == parts {
+		st.callerAll.Add(1)
+	}
 	if inRegion {
 		var since time.Time
 		for i := 1; j.refs.Load() != 0; i++ {
@@ -517,6 +599,9 @@ func (r Region) run(t Task, parts int, inRegion bool) {
 		if mine > 0 {
 			p.noteWait(time.Since(done), done.Sub(start)/time.Duration(mine))
 		}
+	}
+	if w := time.Since(done); w > 0 {
+		st.waitNanos.Add(int64(w))
 	}
 	j.task = nil
 }
@@ -603,6 +688,7 @@ func (p *Pool) backOff() {
 		b = 2 * p.backoff.Load()
 	}
 	b = min(b, limit)
+	p.stats.backoffs.Add(1)
 	p.backoff.Store(b)
 	p.lastStraggle.Store(now)
 	p.serialUntil.Store(now + b)

@@ -387,6 +387,9 @@ func TestPoolStraggleBackoff(t *testing.T) {
 			t.Fatalf("part %d ran %d times, want 2", i, h)
 		}
 	}
+	if st := p.Stats(); st.Backoffs != 1 || st.SerialRegions != 2 || st.SerialNests != 1 || st.Nests != 0 {
+		t.Fatalf("stats while backing off: %+v, want 1 back-off, 2 serial regions (Enter, Run), 1 serial nest, no nest on the workers", st)
+	}
 	p.noteWait(2*straggleWait, time.Microsecond)
 	if got := time.Duration(p.backoff.Load()); got != 2*minBackoff {
 		t.Fatalf("second straggler: back-off %v, want %v", got, 2*minBackoff)
@@ -406,6 +409,37 @@ func TestPoolStraggleBackoff(t *testing.T) {
 	p.noteWait(time.Second, time.Microsecond)
 	if p.backingOff() {
 		t.Fatal("backing off with the back-off turned off")
+	}
+}
+
+// Stats counts every nest run on the workers and every part once,
+// whoever ran it; ResetStats clears the counts.
+func TestPoolStats(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("GOMAXPROCS 1: no call uses the workers")
+	}
+	p := NewPool(2)
+	defer p.Close()
+	p.SetStraggleBackoff(0) // a shared test machine must not make the calls serial
+	task := &countTask{hits: make([]int32, 16)}
+	for range 3 {
+		p.Run(task, 16)
+	}
+	r := p.Enter()
+	r.Run(task, 16)
+	r.RunSeq(16, task, task)
+	r.Leave()
+	st := p.Stats()
+	if st.Nests != 5 || st.CallerParts+st.WorkerParts != 5*16 || st.SerialRegions != 0 || st.Backoffs != 0 {
+		t.Fatalf("stats %+v: want 5 nests of 16 parts on the workers, nothing serial", st)
+	}
+	if st.CallerNests > st.Nests || st.WaitNanos < 0 || st.Wakes < 0 {
+		t.Fatalf("stats %+v out of range", st)
+	}
+	t.Logf("%+v", st)
+	p.ResetStats()
+	if st := p.Stats(); st != (PoolStats{}) {
+		t.Fatalf("after ResetStats: %+v", st)
 	}
 }
 

@@ -434,6 +434,7 @@ func main() {
 		}
 		defer f.Close()
 	}
+	pool.ResetStats()
 	for i := range *steps {
 		t0, c0 := time.Now(), host.ProcCPU()
 		m.step()
@@ -456,6 +457,14 @@ func main() {
 	}
 	fmt.Printf("result impl=ocannlgen model=%s dtype=%s threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
 		mname, dtype, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tr, strings.Join(ls, ","), join(wall), join(cpuT))
+	if *threads > 1 {
+		// What the pool did in the timed steps, per step (rt.PoolStats):
+		// the figures behind the 2-thread speed-up.
+		st, n := pool.Stats(), float64(*steps)
+		fmt.Printf("pool model=%s dtype=%s threads=%d nests=%.0f worker_parts=%.1f%% caller_only_nests=%.0f wakes=%.0f barrier_wait_ms=%.2f serial_regions=%.0f serial_nests=%.0f backoffs=%.1f (per step)\n",
+			mname, dtype, *threads, float64(st.Nests)/n, 100*float64(st.WorkerParts)/float64(max(st.WorkerParts+st.CallerParts, 1)),
+			float64(st.CallerNests)/n, float64(st.Wakes)/n, float64(st.WaitNanos)/n/1e6, float64(st.SerialRegions)/n, float64(st.SerialNests)/n, float64(st.Backoffs)/n)
+	}
 	pool.Close()
 	if *allocProfile != "" {
 		writeAllocs(*allocProfile)
