@@ -103,13 +103,34 @@ package bf16
 // evexDPBF16PS encodes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (Intel
 // operand order: dst += pairwise products of src1 and src2), register
 // form, no mask: EVEX.512.F3.0F38.W0 52 /r.
-func evexDPBF16PS(dst, src1, src2 int) []byte {
+func evexDPBF16PS(dst, src1, src2 int) []byte { return evex0F38(0x52, 0x2, dst, src1, src2) }
+
+// evexCVTNE2PS2BF16 encodes VCVTNE2PS2BF16 zmm(dst), zmm(src1),
+// zmm(src2) (Intel operand order: the 16 words of src2 rounded to bf16
+// in dst's low half, src1's in its high half), register form, no mask:
+// EVEX.512.F2.0F38.W0 72 /r.
+func evexCVTNE2PS2BF16(dst, src1, src2 int) []byte { return evex0F38(0x72, 0x3, dst, src1, src2) }
+
+// evex0F38 encodes the register form of the EVEX.512.pp.0F38.W0
+// instruction op (pp: 2 for F3, 3 for F2) on zmm(dst), zmm(src1) (vvvv)
+// and zmm(src2) (r/m), no mask.
+func evex0F38(op, pp byte, dst, src1, src2 int) []byte {
 	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
 	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0x2
-	p1 := byte((^src1)&0xf)<<3 | 0x4 | 0x2
+	p1 := byte((^src1)&0xf)<<3 | 0x4 | pp
 	p2 := byte(0x40) | inv(src1, 4)<<3
 	modrm := byte(0xc0) | byte(dst&7)<<3 | byte(src2&7)
-	return []byte{0x62, p0, p1, p2, 0x52, modrm}
+	return []byte{0x62, p0, p1, p2, op, modrm}
+}
+
+// bytes writes an encoded instruction as BYTE directives, with its
+// mnemonic as a comment.
+func (b *asmBuf) bytes(enc []byte, comment string) {
+	var bs []string
+	for _, x := range enc {
+		bs = append(bs, fmt.Sprintf("BYTE $0x%02x", x))
+	}
+	b.f("%s // %s", join(bs), comment)
 }
 
 type asmBuf struct{ bytes.Buffer }
@@ -406,6 +427,7 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 	}
 	transpose16(b)
 	copyRuns(b)
+	cvtColumns16(b)
 }
 
 // copyRuns writes copyRuns, the copy of runs of bf16 values already
@@ -488,6 +510,27 @@ TEXT ·transpose16(SB), NOSPLIT, $0-40
 	for i := range 16 {
 		b.f("VMOVDQU32 %d(SI), Z%d", 64*i, i)
 	}
+	transposeRegs(b)
+	b.f("MOVQ DI, R8")
+	for r := range 16 {
+		b.f("CMPQ BX, $%d", r)
+		b.f("JLE transpose16_stored")
+		b.f("VMOVDQU32 Z%d, (R8)", r)
+		b.f("ADDQ DX, R8")
+	}
+	b.label("transpose16_stored")
+	b.f("ADDQ $1024, SI")
+	b.f("ADDQ $64, DI")
+	b.f("DECQ CX")
+	b.f("JNZ transpose16_loop")
+	b.label("transpose16_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+}
+
+// transposeRegs transposes the 16x16 words in Z0-Z15 (word j of Zi to
+// word i of Zj), through Z16-Z31.
+func transposeRegs(b *asmBuf) {
 	// Dwords of pairs (2k, 2k+1) interleaved, then qwords within groups
 	// of 4, then 128-bit lanes across groups (VSHUFI32X4 $0x88 takes
 	// lanes 0 and 2 of each source, $0xDD lanes 1 and 3): row r ends
@@ -514,19 +557,81 @@ TEXT ·transpose16(SB), NOSPLIT, $0-40
 		b.f("VSHUFI32X4 $0x88, Z%d, Z%d, Z%d", 24+j, 16+j, j)
 		b.f("VSHUFI32X4 $0xDD, Z%d, Z%d, Z%d", 24+j, 16+j, 8+j)
 	}
+}
+
+// cvtColumns16 writes cvtColumns16: 16 columns of B contiguous along
+// the reduction, rounded to bf16 pairs and transposed into the rows of
+// a B panel in registers.
+func cvtColumns16(b *asmBuf) {
+	b.WriteString(`
+// func cvtColumns16(dst *uint32, ldd int, src *float32, lds int, n int)
+// Packs n reduction steps of 16 columns whose steps are contiguous
+// (column c at src + c*lds bytes): the word of pair p and column c,
+// bf16(col_c[2p]) | bf16(col_c[2p+1])<<16 (0 for the odd member past
+// n), goes to dst + p*ldd bytes + 4c, for p < (n+1)/2. 16 pairs at a
+// time: two masked loads per column (nothing past n is read),
+// VCVTNE2PS2BF16 (the 32 steps' bf16 in order: the column's 16 pair
+// words), a 16x16 word transposition, one store per pair.
+TEXT ·cvtColumns16(SB), NOSPLIT, $0-40
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ lds+24(FP), R9")
+	b.f("MOVQ n+32(FP), AX")
+	b.f("LEAQ (R9)(R9*2), R10")
+	b.f("TESTQ AX, AX")
+	b.f("JLE cvtColumns16_done")
+	b.label("cvtColumns16_loop")
+	// BX = the steps of this chunk (at most 32); K1 and K2 mask the
+	// loads of its first and second 16.
+	b.f("MOVL $32, BX")
+	b.f("CMPQ AX, BX")
+	b.f("CMOVQLT AX, BX")
+	b.f("MOVL $16, CX")
+	b.f("CMPQ BX, CX")
+	b.f("CMOVQLT BX, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K1")
+	b.f("NEGQ CX")
+	b.f("ADDQ BX, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K2")
+	b.f("INCQ BX")
+	b.f("SHRQ $1, BX") // the pairs to store
+	b.f("LEAQ (SI)(R9*4), R11")
+	b.f("LEAQ (R11)(R9*4), R12")
+	b.f("LEAQ (R12)(R9*4), R13")
+	bases := []string{"SI", "R11", "R12", "R13"}
+	for c := range 16 {
+		base := bases[c/4]
+		addr := []string{"(%s)", "(%s)(R9*1)", "(%s)(R9*2)", "(%s)(R10*1)"}[c%4]
+		addr = fmt.Sprintf(addr, base)
+		lo, hi := 16+2*(c%8), 17+2*(c%8)
+		b.f("VMOVUPS.Z %s, K1, Z%d", addr, lo)
+		b.f("VMOVUPS.Z 64%s, K2, Z%d", addr, hi)
+		b.bytes(evexCVTNE2PS2BF16(c, hi, lo), fmt.Sprintf("VCVTNE2PS2BF16 Z%d, Z%d, Z%d", lo, hi, c))
+	}
+	transposeRegs(b)
 	b.f("MOVQ DI, R8")
 	for r := range 16 {
 		b.f("CMPQ BX, $%d", r)
-		b.f("JLE transpose16_stored")
+		b.f("JLE cvtColumns16_stored")
 		b.f("VMOVDQU32 Z%d, (R8)", r)
 		b.f("ADDQ DX, R8")
 	}
-	b.label("transpose16_stored")
-	b.f("ADDQ $1024, SI")
-	b.f("ADDQ $64, DI")
-	b.f("DECQ CX")
-	b.f("JNZ transpose16_loop")
-	b.label("transpose16_done")
+	b.label("cvtColumns16_stored")
+	b.f("MOVQ DX, CX")
+	b.f("SHLQ $4, CX")
+	b.f("ADDQ CX, DI")
+	b.f("ADDQ $128, SI")
+	b.f("SUBQ $32, AX")
+	b.f("JG cvtColumns16_loop")
+	b.label("cvtColumns16_done")
 	b.f("VZEROUPPER")
 	b.f("RET")
 }

@@ -110,3 +110,47 @@ func TestTranspose16(t *testing.T) {
 		}
 	}
 }
+
+// TestCvtColumns16: cvtColumns16 rounds every step of 16 columns as
+// rt.BF16FromFloat32 does (specials included) into its pair word, the
+// odd member past n zero, for reductions shorter than, equal to and
+// longer than one chunk of 32 steps, odd and even, and stores nothing
+// past the (n+1)/2 rows or the 16 columns.
+func TestCvtColumns16(t *testing.T) {
+	if !Available(AVX512BF16) {
+		t.Skip("no AVX512_BF16")
+	}
+	specials := []uint32{0, 0x80000000, 1, 0x807fffff, 0x00800000, 0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001,
+		0x7f800000, 0xff800000, 0x7f7fffff, 0xff7fffff, 0x7f800001, 0xffc00001, 0x7fbfffff, 0x477fffff}
+	r := rand.New(rand.NewPCG(13, 14))
+	const lds, ldd = 101, 37 // elements between columns, words between rows
+	src := make([]float32, 16*lds)
+	for i := range src {
+		u := r.Uint32()
+		if i%7 == 0 {
+			u = specials[i/7%len(specials)]
+		}
+		src[i] = math.Float32frombits(u)
+	}
+	for _, n := range []int{1, 2, 15, 16, 17, 31, 32, 33, 64, 77, 100} {
+		pairs := (n + 1) / 2
+		dst := make([]uint32, (pairs+2)*ldd)
+		for i := range dst {
+			dst[i] = 0xdeadbeef
+		}
+		cvtColumns16(&dst[0], ldd*4, &src[0], lds*4, n)
+		for i, got := range dst {
+			p, c := i/ldd, i%ldd
+			want := uint32(0xdeadbeef)
+			if p < pairs && c < 16 {
+				want = uint32(rt.BF16FromFloat32(src[c*lds+2*p]))
+				if 2*p+1 < n {
+					want |= uint32(rt.BF16FromFloat32(src[c*lds+2*p+1])) << 16
+				}
+			}
+			if got != want {
+				t.Fatalf("n %d: word %d (pair %d, column %d) = %#08x, want %#08x", n, i, p, c, got, want)
+			}
+		}
+	}
+}

@@ -51,6 +51,10 @@ func BenchmarkPackLayouts(b *testing.B) {
 	}{
 		{"A-m-contiguous", true, Shape{M: 384, N: 192, K: 1024, CM: 192, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1}},
 		{"B-k-contiguous", false, Shape{M: 128, N: 1536, K: 384, CM: 1536, CN: 1, AM: 384, AK: 1, BK: 1, BN: 384}},
+		{"B-k-contiguous-K1536", false, Shape{M: 1024, N: 384, K: 1536, CM: 384, CN: 1, AM: 1536, AK: 1, BK: 1, BN: 1536}},
+		{"B-n-contiguous", false, Shape{M: 384, N: 1536, K: 1024, CM: 1536, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1}},
+		{"A-k-contiguous", true, Shape{M: 1024, N: 192, K: 1536, CM: 192, CN: 1, AM: 1536, AK: 1, BK: 1, BN: 1536}},
+		{"attn-K^T", false, Shape{M: 128, N: 128, K: 64, CM: 128, CN: 1, AM: 384, AK: 1, BK: 1, BN: 384}},
 	} {
 		_, an, bn := l.s.spans()
 		x := make([]float32, max(an, bn))
@@ -73,6 +77,14 @@ func BenchmarkPackLayouts(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
 		})
 	}
+	x := make([]float32, 1024*1536)
+	h := make([]uint16, len(x))
+	b.Run("convert", func(b *testing.B) {
+		for b.Loop() {
+			Convert(&h[0], &x[0], len(x))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/elem")
+	})
 }
 
 // BenchmarkConvForward times a forward convolution of the ResNet's

@@ -1075,8 +1075,9 @@ func progPairs(off []int, f func(p0, np, d int)) int {
 }
 
 // packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
-// or reduction steps in contiguous runs: cvtN per column, then a
-// transposition).
+// or reduction steps in contiguous runs of whole pairs, columns s.BN
+// apart: cvtColumns16, converted and transposed in registers; or in
+// other runs: cvtN per column, then a transposition in Go).
 func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
 	kb := len(offB)
 	nr := len(colB)
@@ -1093,6 +1094,17 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		}); done > 0 {
 			return done
 		}
+	}
+	if s.N2 == 1 && longRuns(kb, rs) && pairRuns(kb, rs) {
+		// 16 columns (s.BN apart) at a time, converted and transposed
+		// in registers, a call per run.
+		for _, run := range rs {
+			p0 := int(run[0]) / 2
+			for g := 0; g < nr; g += 16 {
+				cvtColumns16(&dst[p0*nr+g], nr*4, &bs[colB[g]+offB[run[0]]], s.BN*4, int(run[1]))
+			}
+		}
+		return (kb + 1) / 2
 	}
 	if longRuns(kb, rs) {
 		// Each column's pairs at sc.cols[c*kc/2:], then gathered into
@@ -1111,6 +1123,18 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// pairRuns reports whether the runs rs of a block of kb reduction steps
+// hold whole pairs: each starts at an even step and has an even length,
+// but for the block's last run, which may end with the odd step.
+func pairRuns(kb int, rs [][2]int32) bool {
+	for _, r := range rs {
+		if r[0]%2 != 0 || r[1]%2 != 0 && int(r[0]+r[1]) != kb {
+			return false
+		}
+	}
+	return true
 }
 
 // Converted is a bf16 copy of a float32 array (Convert), kept between
