@@ -183,9 +183,15 @@ type scratch struct {
 	// every m panel within them reuses them. (An index, not a pointer:
 	// a pointer into A kept in the scratch would make A escape.)
 	tmpRow  int
-	tmpDone int          // the pairs of tmp converted
-	runsA   [kc][2]int32 // the runs of the block's offsets in A
-	runsB   [kc][2]int32 // and in B
+	tmpDone int // the pairs of tmp converted
+	// prog are progPairs's runs (first pair, pairs, stride) of the
+	// block's offsets in A, nprog of them (-1: not yet computed for the
+	// current k block and (m2, m3)), covering progAll pairs, the
+	// shortest of progMin pairs: every m panel of the block uses them.
+	prog                    [kc / 2][3]int
+	nprog, progAll, progMin int
+	runsA                   [kc][2]int32 // the runs of the block's offsets in A
+	runsB                   [kc][2]int32 // and in B
 	// runD are copyRuns's runs of a converted A's block (runDescs).
 	runD [kc][4]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
@@ -358,7 +364,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			// that a panel's rows of C are CM apart.
 			np := aPanels(s.M, mr)
 			for mo := range s.M2 * s.M3 {
-				sc.tmpRow = -1
+				sc.tmpRow, sc.nprog = -1, -1
 				cs, as, ah := cs, as, ah
 				if mo > 0 {
 					cs = cs[s.rowsC(mo):]
@@ -980,26 +986,46 @@ func runs(off []int, out [][2]int32) [][2]int32 {
 
 // packAAsm packs the leading pairs of an A panel with the AVX512_BF16
 // routines where A's layout allows (reduction steps in contiguous runs:
-// cvtN per run; or rows contiguous with 16 rows to read: cvtPairs16,
-// then a transposition) and returns the number of pairs packed; packA
-// packs the rest with the same rounding.
+// cvtRowsN per run; or rows contiguous, the steps in progressions of at
+// least 16 pairs: cvtRows16, converted and transposed in registers; or
+// rows contiguous with 16 rows to read: cvtPairs16, then a
+// transposition) and returns the number of pairs packed; packA packs
+// the rest with the same rounding.
 func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
 	kb := len(offA)
 	if kb < 16 {
 		return 0
 	}
 	if longRuns(kb, rs) {
-		for r := range rows {
-			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
-			base := (m0 + r) * s.AM
-			for _, run := range rs {
-				cvtN(&row[run[0]], &as[base+offA[run[0]]], int(run[1]))
-			}
-			if kb%2 == 1 {
-				row[kb] = 0
+		// Every row of the panel in one call per run.
+		row0 := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[0])), 2*rowWords)
+		for _, run := range rs {
+			cvtRowsN(&row0[run[0]], rowWords*4, &as[m0*s.AM+offA[run[0]]], s.AM*4, rows, int(run[1]))
+		}
+		if kb%2 == 1 {
+			for r := range rows {
+				dst[r*rowWords+kb/2] &= 0xffff
 			}
 		}
 		return (kb + 1) / 2
+	}
+	if s.AM == 1 {
+		if sc.nprog < 0 {
+			sc.nprog, sc.progMin = 0, kc
+			sc.progAll = progPairs(offA, func(p0, np, d int) {
+				sc.prog[sc.nprog] = [3]int{p0, np, d}
+				sc.nprog++
+				sc.progMin = min(sc.progMin, np)
+			})
+		}
+		if sc.nprog > 0 && sc.progMin >= 16 {
+			// The panel's rows converted and transposed in registers,
+			// 16 pairs at a time, a call per run.
+			for _, r := range sc.prog[:sc.nprog] {
+				cvtRows16(&dst[r[0]], rowWords*4, &as[m0+offA[2*r[0]]], r[2]*4, r[1], rows)
+			}
+			return sc.progAll
+		}
 	}
 	if s.AM == 1 && s.M >= 16 {
 		// The 16 rows from r0 (m0, or for the last panels the 16 rows

@@ -45,3 +45,9 @@ func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, n
 
 //go:noescape
 func cvtColumns16(dst *uint32, ldd int, src *float32, lds int, n int)
+
+//go:noescape
+func cvtRows16(dst *uint32, ldd int, src *float32, ld int, pairs int, rows int)
+
+//go:noescape
+func cvtRowsN(dst *uint16, ldd int, src *float32, lds int, rows int, n int)

@@ -7404,7 +7404,9 @@ cvtN_done:
 // Packs pairs steps of 16 contiguous columns: for each pair, rows src
 // and src+ld bytes, the word of column c is bf16(row0[c]) |
 // bf16(row1[c])<<16 (a B panel with unit column stride); src advances
-// 2*ld bytes and dst 16 words a pair.
+// 2*ld bytes and dst 16 words a pair. Per 16 columns: VCVTNE2PS2BF16
+// (row0's bf16 in the low half, row1's in the high half), then VPERMW
+// interleaves them.
 TEXT ·cvtPairs16(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -7412,16 +7414,13 @@ TEXT ·cvtPairs16(SB), NOSPLIT, $0-32
 	MOVQ pairs+24(FP), CX
 	TESTQ CX, CX
 	JZ cvtPairs16_done
+	VMOVDQU64 ·interleaveWords(SB), Z31
 cvtPairs16_loop:
 	VMOVUPS 0(SI), Z0
-	VMOVUPS 0(SI)(DX*1), Z2
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
-	VPMOVZXWD Y1, Z1
-	VPMOVZXWD Y3, Z3
-	VPSLLD $16, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VMOVDQU32 Z1, 0(DI)
+	VMOVUPS 0(SI)(DX*1), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z31, Z2
+	VMOVDQU32 Z2, 0(DI)
 	LEAQ (SI)(DX*2), SI
 	ADDQ $64, DI
 	DECQ CX
@@ -7434,7 +7433,9 @@ cvtPairs16_done:
 // Packs pairs steps of 32 contiguous columns: for each pair, rows src
 // and src+ld bytes, the word of column c is bf16(row0[c]) |
 // bf16(row1[c])<<16 (a B panel with unit column stride); src advances
-// 2*ld bytes and dst 32 words a pair.
+// 2*ld bytes and dst 32 words a pair. Per 16 columns: VCVTNE2PS2BF16
+// (row0's bf16 in the low half, row1's in the high half), then VPERMW
+// interleaves them.
 TEXT ·cvtPairs32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -7442,25 +7443,18 @@ TEXT ·cvtPairs32(SB), NOSPLIT, $0-32
 	MOVQ pairs+24(FP), CX
 	TESTQ CX, CX
 	JZ cvtPairs32_done
+	VMOVDQU64 ·interleaveWords(SB), Z31
 cvtPairs32_loop:
 	VMOVUPS 0(SI), Z0
-	VMOVUPS 0(SI)(DX*1), Z2
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
-	VPMOVZXWD Y1, Z1
-	VPMOVZXWD Y3, Z3
-	VPSLLD $16, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VMOVDQU32 Z1, 0(DI)
-	VMOVUPS 64(SI), Z0
-	VMOVUPS 64(SI)(DX*1), Z2
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
-	VPMOVZXWD Y1, Z1
-	VPMOVZXWD Y3, Z3
-	VPSLLD $16, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VMOVDQU32 Z1, 64(DI)
+	VMOVUPS 0(SI)(DX*1), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VPERMW Z2, Z31, Z2
+	VMOVDQU32 Z2, 0(DI)
+	VMOVUPS 64(SI), Z4
+	VMOVUPS 64(SI)(DX*1), Z5
+	BYTE $0x62; BYTE $0xf2; BYTE $0x57; BYTE $0x48; BYTE $0x72; BYTE $0xf4 // VCVTNE2PS2BF16 Z4, Z5, Z6
+	VPERMW Z6, Z31, Z6
+	VMOVDQU32 Z6, 64(DI)
 	LEAQ (SI)(DX*2), SI
 	ADDQ $128, DI
 	DECQ CX
@@ -7913,5 +7907,324 @@ cvtColumns16_stored:
 	SUBQ $32, AX
 	JG cvtColumns16_loop
 cvtColumns16_done:
+	VZEROUPPER
+	RET
+
+// func cvtRows16(dst *uint32, ldd int, src *float32, ld int, pairs int, rows int)
+// Packs pairs >= 16 pairs of reduction steps of rows <= 16 contiguous
+// rows (step i of the rows at src + i*ld bytes): the word of row r and
+// pair p, bf16(step 2p of r) | bf16(step 2p+1 of r)<<16, goes to dst +
+// r*ldd + 4p bytes. 16 pairs at a time (the last 16 end at pairs, the
+// chunks overlapping): per step a load of the rows (masked: nothing
+// past rows is read), per pair VCVTNE2PS2BF16 and VPERMW (the two
+// steps' words interleaved), then a 16x16 word transposition and one
+// store per row.
+TEXT ·cvtRows16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), R9
+	MOVQ pairs+32(FP), R11
+	MOVQ rows+40(FP), BX
+	CMPQ R11, $16
+	JLT cvtRows16_done
+	MOVQ BX, CX
+	MOVL $1, R8
+	SHLQ CX, R8
+	DECQ R8
+	KMOVW R8, K1
+	LEAQ (R9)(R9*2), R10
+	XORQ AX, AX
+cvtRows16_loop:
+	LEAQ -16(R11), R12
+	CMPQ AX, R12
+	CMOVQLT AX, R12
+	MOVQ R12, R8
+	IMULQ R9, R8
+	LEAQ (SI)(R8*2), R8
+	VMOVDQU64 ·interleaveWords(SB), Z31
+	VMOVUPS.Z (R8), K1, Z16
+	VMOVUPS.Z (R8)(R9*1), K1, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc0 // VCVTNE2PS2BF16 Z16, Z17, Z0
+	VPERMW Z0, Z31, Z0
+	VMOVUPS.Z (R8)(R9*2), K1, Z18
+	VMOVUPS.Z (R8)(R10*1), K1, Z19
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0xb2; BYTE $0x67; BYTE $0x40; BYTE $0x72; BYTE $0xca // VCVTNE2PS2BF16 Z18, Z19, Z1
+	VPERMW Z1, Z31, Z1
+	VMOVUPS.Z (R8), K1, Z20
+	VMOVUPS.Z (R8)(R9*1), K1, Z21
+	BYTE $0x62; BYTE $0xb2; BYTE $0x57; BYTE $0x40; BYTE $0x72; BYTE $0xd4 // VCVTNE2PS2BF16 Z20, Z21, Z2
+	VPERMW Z2, Z31, Z2
+	VMOVUPS.Z (R8)(R9*2), K1, Z22
+	VMOVUPS.Z (R8)(R10*1), K1, Z23
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0xb2; BYTE $0x47; BYTE $0x40; BYTE $0x72; BYTE $0xde // VCVTNE2PS2BF16 Z22, Z23, Z3
+	VPERMW Z3, Z31, Z3
+	VMOVUPS.Z (R8), K1, Z24
+	VMOVUPS.Z (R8)(R9*1), K1, Z25
+	BYTE $0x62; BYTE $0x92; BYTE $0x37; BYTE $0x40; BYTE $0x72; BYTE $0xe0 // VCVTNE2PS2BF16 Z24, Z25, Z4
+	VPERMW Z4, Z31, Z4
+	VMOVUPS.Z (R8)(R9*2), K1, Z26
+	VMOVUPS.Z (R8)(R10*1), K1, Z27
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0x92; BYTE $0x27; BYTE $0x40; BYTE $0x72; BYTE $0xea // VCVTNE2PS2BF16 Z26, Z27, Z5
+	VPERMW Z5, Z31, Z5
+	VMOVUPS.Z (R8), K1, Z28
+	VMOVUPS.Z (R8)(R9*1), K1, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xf4 // VCVTNE2PS2BF16 Z28, Z29, Z6
+	VPERMW Z6, Z31, Z6
+	VMOVUPS.Z (R8)(R9*2), K1, Z16
+	VMOVUPS.Z (R8)(R10*1), K1, Z17
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf8 // VCVTNE2PS2BF16 Z16, Z17, Z7
+	VPERMW Z7, Z31, Z7
+	VMOVUPS.Z (R8), K1, Z18
+	VMOVUPS.Z (R8)(R9*1), K1, Z19
+	BYTE $0x62; BYTE $0x32; BYTE $0x67; BYTE $0x40; BYTE $0x72; BYTE $0xc2 // VCVTNE2PS2BF16 Z18, Z19, Z8
+	VPERMW Z8, Z31, Z8
+	VMOVUPS.Z (R8)(R9*2), K1, Z20
+	VMOVUPS.Z (R8)(R10*1), K1, Z21
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0x32; BYTE $0x57; BYTE $0x40; BYTE $0x72; BYTE $0xcc // VCVTNE2PS2BF16 Z20, Z21, Z9
+	VPERMW Z9, Z31, Z9
+	VMOVUPS.Z (R8), K1, Z22
+	VMOVUPS.Z (R8)(R9*1), K1, Z23
+	BYTE $0x62; BYTE $0x32; BYTE $0x47; BYTE $0x40; BYTE $0x72; BYTE $0xd6 // VCVTNE2PS2BF16 Z22, Z23, Z10
+	VPERMW Z10, Z31, Z10
+	VMOVUPS.Z (R8)(R9*2), K1, Z24
+	VMOVUPS.Z (R8)(R10*1), K1, Z25
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0x12; BYTE $0x37; BYTE $0x40; BYTE $0x72; BYTE $0xd8 // VCVTNE2PS2BF16 Z24, Z25, Z11
+	VPERMW Z11, Z31, Z11
+	VMOVUPS.Z (R8), K1, Z26
+	VMOVUPS.Z (R8)(R9*1), K1, Z27
+	BYTE $0x62; BYTE $0x12; BYTE $0x27; BYTE $0x40; BYTE $0x72; BYTE $0xe2 // VCVTNE2PS2BF16 Z26, Z27, Z12
+	VPERMW Z12, Z31, Z12
+	VMOVUPS.Z (R8)(R9*2), K1, Z28
+	VMOVUPS.Z (R8)(R10*1), K1, Z29
+	LEAQ (R8)(R9*4), R8
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xec // VCVTNE2PS2BF16 Z28, Z29, Z13
+	VPERMW Z13, Z31, Z13
+	VMOVUPS.Z (R8), K1, Z16
+	VMOVUPS.Z (R8)(R9*1), K1, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf0 // VCVTNE2PS2BF16 Z16, Z17, Z14
+	VPERMW Z14, Z31, Z14
+	VMOVUPS.Z (R8)(R9*2), K1, Z18
+	VMOVUPS.Z (R8)(R10*1), K1, Z19
+	BYTE $0x62; BYTE $0x32; BYTE $0x67; BYTE $0x40; BYTE $0x72; BYTE $0xfa // VCVTNE2PS2BF16 Z18, Z19, Z15
+	VPERMW Z15, Z31, Z15
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x88, Z4, Z0, Z16
+	VSHUFI32X4 $0xDD, Z4, Z0, Z20
+	VSHUFI32X4 $0x88, Z5, Z1, Z17
+	VSHUFI32X4 $0xDD, Z5, Z1, Z21
+	VSHUFI32X4 $0x88, Z6, Z2, Z18
+	VSHUFI32X4 $0xDD, Z6, Z2, Z22
+	VSHUFI32X4 $0x88, Z7, Z3, Z19
+	VSHUFI32X4 $0xDD, Z7, Z3, Z23
+	VSHUFI32X4 $0x88, Z12, Z8, Z24
+	VSHUFI32X4 $0xDD, Z12, Z8, Z28
+	VSHUFI32X4 $0x88, Z13, Z9, Z25
+	VSHUFI32X4 $0xDD, Z13, Z9, Z29
+	VSHUFI32X4 $0x88, Z14, Z10, Z26
+	VSHUFI32X4 $0xDD, Z14, Z10, Z30
+	VSHUFI32X4 $0x88, Z15, Z11, Z27
+	VSHUFI32X4 $0xDD, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z24, Z16, Z0
+	VSHUFI32X4 $0xDD, Z24, Z16, Z8
+	VSHUFI32X4 $0x88, Z25, Z17, Z1
+	VSHUFI32X4 $0xDD, Z25, Z17, Z9
+	VSHUFI32X4 $0x88, Z26, Z18, Z2
+	VSHUFI32X4 $0xDD, Z26, Z18, Z10
+	VSHUFI32X4 $0x88, Z27, Z19, Z3
+	VSHUFI32X4 $0xDD, Z27, Z19, Z11
+	VSHUFI32X4 $0x88, Z28, Z20, Z4
+	VSHUFI32X4 $0xDD, Z28, Z20, Z12
+	VSHUFI32X4 $0x88, Z29, Z21, Z5
+	VSHUFI32X4 $0xDD, Z29, Z21, Z13
+	VSHUFI32X4 $0x88, Z30, Z22, Z6
+	VSHUFI32X4 $0xDD, Z30, Z22, Z14
+	VSHUFI32X4 $0x88, Z31, Z23, Z7
+	VSHUFI32X4 $0xDD, Z31, Z23, Z15
+	LEAQ (DI)(R12*4), R13
+	CMPQ BX, $0
+	JLE cvtRows16_stored
+	VMOVDQU32 Z0, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $1
+	JLE cvtRows16_stored
+	VMOVDQU32 Z1, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $2
+	JLE cvtRows16_stored
+	VMOVDQU32 Z2, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $3
+	JLE cvtRows16_stored
+	VMOVDQU32 Z3, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $4
+	JLE cvtRows16_stored
+	VMOVDQU32 Z4, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $5
+	JLE cvtRows16_stored
+	VMOVDQU32 Z5, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $6
+	JLE cvtRows16_stored
+	VMOVDQU32 Z6, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $7
+	JLE cvtRows16_stored
+	VMOVDQU32 Z7, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $8
+	JLE cvtRows16_stored
+	VMOVDQU32 Z8, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $9
+	JLE cvtRows16_stored
+	VMOVDQU32 Z9, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $10
+	JLE cvtRows16_stored
+	VMOVDQU32 Z10, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $11
+	JLE cvtRows16_stored
+	VMOVDQU32 Z11, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $12
+	JLE cvtRows16_stored
+	VMOVDQU32 Z12, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $13
+	JLE cvtRows16_stored
+	VMOVDQU32 Z13, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $14
+	JLE cvtRows16_stored
+	VMOVDQU32 Z14, (R13)
+	ADDQ DX, R13
+	CMPQ BX, $15
+	JLE cvtRows16_stored
+	VMOVDQU32 Z15, (R13)
+	ADDQ DX, R13
+cvtRows16_stored:
+	ADDQ $16, AX
+	CMPQ AX, R11
+	JLT cvtRows16_loop
+cvtRows16_done:
+	VZEROUPPER
+	RET
+DATA ·interleaveWords+0(SB)/8, $0x0011000100100000
+DATA ·interleaveWords+8(SB)/8, $0x0013000300120002
+DATA ·interleaveWords+16(SB)/8, $0x0015000500140004
+DATA ·interleaveWords+24(SB)/8, $0x0017000700160006
+DATA ·interleaveWords+32(SB)/8, $0x0019000900180008
+DATA ·interleaveWords+40(SB)/8, $0x001b000b001a000a
+DATA ·interleaveWords+48(SB)/8, $0x001d000d001c000c
+DATA ·interleaveWords+56(SB)/8, $0x001f000f001e000e
+GLOBL ·interleaveWords(SB), RODATA|NOPTR, $64
+
+// func cvtRowsN(dst *uint16, ldd int, src *float32, lds int, rows int, n int)
+// Rounds n contiguous float32 of each of rows rows (row r at src +
+// r*lds bytes) to bf16 at dst + r*ldd bytes (any bf16 position): 32 at
+// a time with VCVTNE2PS2BF16, the last ones by opmask (nothing past
+// the n values is read or written). The runs of a panel's rows whose
+// reduction steps are contiguous, in one call.
+TEXT ·cvtRowsN(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ rows+32(FP), BX
+	MOVQ n+40(FP), AX
+	TESTQ BX, BX
+	JLE cvtRowsN_done
+	TESTQ AX, AX
+	JLE cvtRowsN_done
+	MOVQ AX, R13
+	ANDQ $31, R13
+	SHRQ $5, AX
+	MOVL $16, CX
+	CMPQ R13, CX
+	CMOVQLT R13, CX
+	MOVL $1, R8
+	SHLQ CX, R8
+	DECQ R8
+	KMOVW R8, K1
+	NEGQ CX
+	ADDQ R13, CX
+	MOVL $1, R8
+	SHLQ CX, R8
+	DECQ R8
+	KMOVW R8, K2
+	MOVQ R13, CX
+	MOVL $1, R8
+	SHLQ CX, R8
+	DECQ R8
+	KMOVD R8, K3
+cvtRowsN_row:
+	MOVQ SI, R8
+	MOVQ DI, R11
+	MOVQ AX, CX
+	TESTQ CX, CX
+	JZ cvtRowsN_tail
+cvtRowsN_full:
+	VMOVUPS (R8), Z0
+	VMOVUPS 64(R8), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VMOVDQU16 Z2, (R11)
+	ADDQ $128, R8
+	ADDQ $64, R11
+	DECQ CX
+	JNZ cvtRowsN_full
+cvtRowsN_tail:
+	TESTQ R13, R13
+	JZ cvtRowsN_next
+	VMOVUPS.Z (R8), K1, Z0
+	VMOVUPS.Z 64(R8), K2, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z0, Z1, Z2
+	VMOVDQU16 Z2, K3, (R11)
+cvtRowsN_next:
+	ADDQ R9, SI
+	ADDQ DX, DI
+	DECQ BX
+	JNZ cvtRowsN_row
+cvtRowsN_done:
 	VZEROUPPER
 	RET
