@@ -190,8 +190,12 @@ type scratch struct {
 	// shortest of progMin pairs: every m panel of the block uses them.
 	prog                    [kc / 2][3]int
 	nprog, progAll, progMin int
-	runsA                   [kc][2]int32 // the runs of the block's offsets in A
-	runsB                   [kc][2]int32 // and in B
+	// progB, nprogB and progAllB are the same for B's offsets, computed
+	// by packBBlock for its panels.
+	progB            [kc / 2][3]int
+	nprogB, progAllB int
+	runsA            [kc][2]int32 // the runs of the block's offsets in A
+	runsB            [kc][2]int32 // and in B
 	// runD are copyRuns's runs of a converted A's block (runDescs).
 	runD [kc][4]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
@@ -459,6 +463,15 @@ func (s *Shape) rowsA(mo int) int { return mo%s.M2*s.AM2 + mo/s.M2*s.AM3 }
 func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
 	bfPairs := t == AVX512BF16
 	cols := s.N * s.N2
+	sc.nprogB, sc.progAllB = 0, 0
+	if bfPairs && hasAsmPack && bs != nil && s.BN == 1 && s.N2 == 1 {
+		// B's reduction steps in progressions (columns contiguous:
+		// cvtPairs32), the same for every panel of the block.
+		sc.progAllB = progPairs(offB, func(p0, np, d int) {
+			sc.progB[sc.nprogB] = [3]int{p0, np, d}
+			sc.nprogB++
+		})
+	}
 	for j := 0; j < ncb; j += nr {
 		pw := panelWidth(t, nr, ncb-j)
 		for c := range pw {
@@ -735,13 +748,15 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 				// has the same).
 				copy(p.offA[k0:], offA[:kb])
 				p.runsAt = append(p.runsAt, len(p.runsA))
-				p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				if mayRun(&s, s.AK, s.AK2) { // (as runOps computes them)
+					p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				}
 				if k0+kb == kt {
 					p.runsAt = append(p.runsAt, len(p.runsA))
 				}
 			}
 			var rsB [][2]int32
-			if bfPairs && hasAsmPack {
+			if bfPairs && hasAsmPack && mayRun(&s, s.BK, s.BK2) {
 				rsB = runs(offB[:kb], sc.runsB[:])
 			}
 			steps := blockSteps(kb, bfPairs)
@@ -1110,16 +1125,16 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 	if kb < 16 || colB[nr-1] < 0 {
 		return 0 // a partial panel: packB
 	}
-	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
-		if done := progPairs(offB, func(p0, np, d int) {
+	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) && sc.progAllB > 0 {
+		// The block's progressions (packBBlock).
+		for _, r := range sc.progB[:sc.nprogB] {
 			if nr == 16 {
-				cvtPairs16(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+				cvtPairs16(&dst[r[0]*nr], &bs[colB[0]+offB[2*r[0]]], r[2]*4, r[1])
 			} else {
-				cvtPairs32(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+				cvtPairs32(&dst[r[0]*nr], &bs[colB[0]+offB[2*r[0]]], r[2]*4, r[1])
 			}
-		}); done > 0 {
-			return done
 		}
+		return sc.progAllB
 	}
 	if s.N2 == 1 && longRuns(kb, rs) && pairRuns(kb, rs) {
 		// 16 columns (s.BN apart) at a time, converted and transposed
