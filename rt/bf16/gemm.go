@@ -404,7 +404,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						if bfPairs && hasAsmPack {
 							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
 						}
-						packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
+						if 2*from < kb {
+							packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
+						}
 					}
 					for j := 0; j < ncb; j += nr {
 						panel := blockB[j*steps:]
@@ -488,7 +490,9 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shap
 		if bfPairs && hasAsmPack {
 			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
 		}
-		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+		if 2*from < len(offB) {
+			packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+		}
 	}
 }
 

@@ -70,7 +70,9 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 				if bfPairs && hasAsmPack {
 					from = packAAsm(dst, rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
 				}
-				packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+				if 2*from < kb {
+					packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+				}
 				cur += mr * rowWords
 			}
 		}
