@@ -103,13 +103,34 @@ package bf16
 // evexDPBF16PS encodes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (Intel
 // operand order: dst += pairwise products of src1 and src2), register
 // form, no mask: EVEX.512.F3.0F38.W0 52 /r.
-func evexDPBF16PS(dst, src1, src2 int) []byte {
+func evexDPBF16PS(dst, src1, src2 int) []byte { return evex0F38(0x52, 0x2, dst, src1, src2) }
+
+// evexCVTNE2PS2BF16 encodes VCVTNE2PS2BF16 zmm(dst), zmm(src1),
+// zmm(src2) (Intel operand order: the 16 words of src2 rounded to bf16
+// in dst's low half, src1's in its high half), register form, no mask:
+// EVEX.512.F2.0F38.W0 72 /r.
+func evexCVTNE2PS2BF16(dst, src1, src2 int) []byte { return evex0F38(0x72, 0x3, dst, src1, src2) }
+
+// evex0F38 encodes the register form of the EVEX.512.pp.0F38.W0
+// instruction op (pp: 2 for F3, 3 for F2) on zmm(dst), zmm(src1) (vvvv)
+// and zmm(src2) (r/m), no mask.
+func evex0F38(op, pp byte, dst, src1, src2 int) []byte {
 	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
 	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0x2
-	p1 := byte((^src1)&0xf)<<3 | 0x4 | 0x2
+	p1 := byte((^src1)&0xf)<<3 | 0x4 | pp
 	p2 := byte(0x40) | inv(src1, 4)<<3
 	modrm := byte(0xc0) | byte(dst&7)<<3 | byte(src2&7)
-	return []byte{0x62, p0, p1, p2, 0x52, modrm}
+	return []byte{0x62, p0, p1, p2, op, modrm}
+}
+
+// bytes writes an encoded instruction as BYTE directives, with its
+// mnemonic as a comment.
+func (b *asmBuf) bytes(enc []byte, comment string) {
+	var bs []string
+	for _, x := range enc {
+		bs = append(bs, fmt.Sprintf("BYTE $0x%02x", x))
+	}
+	b.f("%s // %s", join(bs), comment)
 }
 
 type asmBuf struct{ bytes.Buffer }
@@ -375,7 +396,9 @@ TEXT ·cvtN(SB), NOSPLIT, $0-24
 // Packs pairs steps of %[2]d contiguous columns: for each pair, rows src
 // and src+ld bytes, the word of column c is bf16(row0[c]) |
 // bf16(row1[c])<<16 (a B panel with unit column stride); src advances
-// 2*ld bytes and dst %[2]d words a pair.
+// 2*ld bytes and dst %[2]d words a pair. Per 16 columns: VCVTNE2PS2BF16
+// (row0's bf16 in the low half, row1's in the high half), then VPERMW
+// interleaves them.
 TEXT ·%[1]s(SB), NOSPLIT, $0-32
 `, name, 16*nv)
 		b.f("MOVQ dst+0(FP), DI")
@@ -384,17 +407,14 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("MOVQ pairs+24(FP), CX")
 		b.f("TESTQ CX, CX")
 		b.f("JZ %s_done", name)
+		b.f("VMOVDQU64 ·interleaveWords(SB), Z31")
 		b.label(name + "_loop")
 		for v := range nv {
-			b.f("VMOVUPS %d(SI), Z0", 64*v)
-			b.f("VMOVUPS %d(SI)(DX*1), Z2", 64*v)
-			b.f("%s", cvtNE(1, 0))
-			b.f("%s", cvtNE(3, 2))
-			b.f("VPMOVZXWD Y1, Z1")
-			b.f("VPMOVZXWD Y3, Z3")
-			b.f("VPSLLD $16, Z3, Z3")
-			b.f("VPORD Z3, Z1, Z1")
-			b.f("VMOVDQU32 Z1, %d(DI)", 64*v)
+			b.f("VMOVUPS %d(SI), Z%d", 64*v, 4*v)
+			b.f("VMOVUPS %d(SI)(DX*1), Z%d", 64*v, 4*v+1)
+			b.bytes(evexCVTNE2PS2BF16(4*v+2, 4*v+1, 4*v), fmt.Sprintf("VCVTNE2PS2BF16 Z%d, Z%d, Z%d", 4*v, 4*v+1, 4*v+2))
+			b.f("VPERMW Z%d, Z31, Z%d", 4*v+2, 4*v+2)
+			b.f("VMOVDQU32 Z%d, %d(DI)", 4*v+2, 64*v)
 		}
 		b.f("LEAQ (SI)(DX*2), SI")
 		b.f("ADDQ $%d, DI", 64*nv)
@@ -406,6 +426,9 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 	}
 	transpose16(b)
 	copyRuns(b)
+	cvtColumns16(b)
+	cvtRows16(b)
+	cvtRowsN(b)
 }
 
 // copyRuns writes copyRuns, the copy of runs of bf16 values already
@@ -488,6 +511,27 @@ TEXT ·transpose16(SB), NOSPLIT, $0-40
 	for i := range 16 {
 		b.f("VMOVDQU32 %d(SI), Z%d", 64*i, i)
 	}
+	transposeRegs(b)
+	b.f("MOVQ DI, R8")
+	for r := range 16 {
+		b.f("CMPQ BX, $%d", r)
+		b.f("JLE transpose16_stored")
+		b.f("VMOVDQU32 Z%d, (R8)", r)
+		b.f("ADDQ DX, R8")
+	}
+	b.label("transpose16_stored")
+	b.f("ADDQ $1024, SI")
+	b.f("ADDQ $64, DI")
+	b.f("DECQ CX")
+	b.f("JNZ transpose16_loop")
+	b.label("transpose16_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+}
+
+// transposeRegs transposes the 16x16 words in Z0-Z15 (word j of Zi to
+// word i of Zj), through Z16-Z31.
+func transposeRegs(b *asmBuf) {
 	// Dwords of pairs (2k, 2k+1) interleaved, then qwords within groups
 	// of 4, then 128-bit lanes across groups (VSHUFI32X4 $0x88 takes
 	// lanes 0 and 2 of each source, $0xDD lanes 1 and 3): row r ends
@@ -514,19 +558,241 @@ TEXT ·transpose16(SB), NOSPLIT, $0-40
 		b.f("VSHUFI32X4 $0x88, Z%d, Z%d, Z%d", 24+j, 16+j, j)
 		b.f("VSHUFI32X4 $0xDD, Z%d, Z%d, Z%d", 24+j, 16+j, 8+j)
 	}
+}
+
+// cvtColumns16 writes cvtColumns16: 16 columns of B contiguous along
+// the reduction, rounded to bf16 pairs and transposed into the rows of
+// a B panel in registers.
+func cvtColumns16(b *asmBuf) {
+	b.WriteString(`
+// func cvtColumns16(dst *uint32, ldd int, src *float32, lds int, n int)
+// Packs n reduction steps of 16 columns whose steps are contiguous
+// (column c at src + c*lds bytes): the word of pair p and column c,
+// bf16(col_c[2p]) | bf16(col_c[2p+1])<<16 (0 for the odd member past
+// n), goes to dst + p*ldd bytes + 4c, for p < (n+1)/2. 16 pairs at a
+// time: two masked loads per column (nothing past n is read),
+// VCVTNE2PS2BF16 (the 32 steps' bf16 in order: the column's 16 pair
+// words), a 16x16 word transposition, one store per pair.
+TEXT ·cvtColumns16(SB), NOSPLIT, $0-40
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ lds+24(FP), R9")
+	b.f("MOVQ n+32(FP), AX")
+	b.f("LEAQ (R9)(R9*2), R10")
+	b.f("TESTQ AX, AX")
+	b.f("JLE cvtColumns16_done")
+	b.label("cvtColumns16_loop")
+	// BX = the steps of this chunk (at most 32); K1 and K2 mask the
+	// loads of its first and second 16.
+	b.f("MOVL $32, BX")
+	b.f("CMPQ AX, BX")
+	b.f("CMOVQLT AX, BX")
+	b.f("MOVL $16, CX")
+	b.f("CMPQ BX, CX")
+	b.f("CMOVQLT BX, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K1")
+	b.f("NEGQ CX")
+	b.f("ADDQ BX, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K2")
+	b.f("INCQ BX")
+	b.f("SHRQ $1, BX") // the pairs to store
+	b.f("LEAQ (SI)(R9*4), R11")
+	b.f("LEAQ (R11)(R9*4), R12")
+	b.f("LEAQ (R12)(R9*4), R13")
+	bases := []string{"SI", "R11", "R12", "R13"}
+	for c := range 16 {
+		base := bases[c/4]
+		addr := []string{"(%s)", "(%s)(R9*1)", "(%s)(R9*2)", "(%s)(R10*1)"}[c%4]
+		addr = fmt.Sprintf(addr, base)
+		lo, hi := 16+2*(c%8), 17+2*(c%8)
+		b.f("VMOVUPS.Z %s, K1, Z%d", addr, lo)
+		b.f("VMOVUPS.Z 64%s, K2, Z%d", addr, hi)
+		b.bytes(evexCVTNE2PS2BF16(c, hi, lo), fmt.Sprintf("VCVTNE2PS2BF16 Z%d, Z%d, Z%d", lo, hi, c))
+	}
+	transposeRegs(b)
 	b.f("MOVQ DI, R8")
 	for r := range 16 {
 		b.f("CMPQ BX, $%d", r)
-		b.f("JLE transpose16_stored")
+		b.f("JLE cvtColumns16_stored")
 		b.f("VMOVDQU32 Z%d, (R8)", r)
 		b.f("ADDQ DX, R8")
 	}
-	b.label("transpose16_stored")
-	b.f("ADDQ $1024, SI")
-	b.f("ADDQ $64, DI")
+	b.label("cvtColumns16_stored")
+	b.f("MOVQ DX, CX")
+	b.f("SHLQ $4, CX")
+	b.f("ADDQ CX, DI")
+	b.f("ADDQ $128, SI")
+	b.f("SUBQ $32, AX")
+	b.f("JG cvtColumns16_loop")
+	b.label("cvtColumns16_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+}
+
+// cvtRows16 writes cvtRows16: the rows of an A panel from an A
+// contiguous along m, rounded to bf16 pairs and transposed in
+// registers.
+func cvtRows16(b *asmBuf) {
+	b.WriteString(`
+// func cvtRows16(dst *uint32, ldd int, src *float32, ld int, pairs int, rows int)
+// Packs pairs >= 16 pairs of reduction steps of rows <= 16 contiguous
+// rows (step i of the rows at src + i*ld bytes): the word of row r and
+// pair p, bf16(step 2p of r) | bf16(step 2p+1 of r)<<16, goes to dst +
+// r*ldd + 4p bytes. 16 pairs at a time (the last 16 end at pairs, the
+// chunks overlapping): per step a load of the rows (masked: nothing
+// past rows is read), per pair VCVTNE2PS2BF16 and VPERMW (the two
+// steps' words interleaved), then a 16x16 word transposition and one
+// store per row.
+TEXT ·cvtRows16(SB), NOSPLIT, $0-48
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ ld+24(FP), R9")
+	b.f("MOVQ pairs+32(FP), R11")
+	b.f("MOVQ rows+40(FP), BX")
+	b.f("CMPQ R11, $16")
+	b.f("JLT cvtRows16_done")
+	b.f("MOVQ BX, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K1")
+	b.f("LEAQ (R9)(R9*2), R10")
+	b.f("XORQ AX, AX")
+	b.label("cvtRows16_loop")
+	// R12 = the chunk's first pair, min(AX, pairs-16).
+	b.f("LEAQ -16(R11), R12")
+	b.f("CMPQ AX, R12")
+	b.f("CMOVQLT AX, R12")
+	b.f("MOVQ R12, R8")
+	b.f("IMULQ R9, R8")
+	b.f("LEAQ (SI)(R8*2), R8")
+	b.f("VMOVDQU64 ·interleaveWords(SB), Z31")
+	for p := range 16 {
+		lo, hi := 16+2*(p%7), 17+2*(p%7)
+		for h, z := range []int{lo, hi} {
+			i := 2*p + h
+			addr := []string{"(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(R10*1)"}[i%4]
+			b.f("VMOVUPS.Z %s, K1, Z%d", addr, z)
+			if i%4 == 3 && i < 31 {
+				b.f("LEAQ (R8)(R9*4), R8")
+			}
+		}
+		b.bytes(evexCVTNE2PS2BF16(p, hi, lo), fmt.Sprintf("VCVTNE2PS2BF16 Z%d, Z%d, Z%d", lo, hi, p))
+		b.f("VPERMW Z%d, Z31, Z%d", p, p)
+	}
+	transposeRegs(b)
+	b.f("LEAQ (DI)(R12*4), R13")
+	for r := range 16 {
+		b.f("CMPQ BX, $%d", r)
+		b.f("JLE cvtRows16_stored")
+		b.f("VMOVDQU32 Z%d, (R13)", r)
+		b.f("ADDQ DX, R13")
+	}
+	b.label("cvtRows16_stored")
+	b.f("ADDQ $16, AX")
+	b.f("CMPQ AX, R11")
+	b.f("JLT cvtRows16_loop")
+	b.label("cvtRows16_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+	// VPERMW's indices: word 2r from word r (the even step of row r),
+	// word 2r+1 from word 16+r (its odd step).
+	for q := range 8 {
+		var v uint64
+		for j := range 4 {
+			w := 2*q + j/2 // the row of word 4q+j
+			if j%2 == 1 {
+				w += 16
+			}
+			v |= uint64(w) << (16 * j)
+		}
+		fmt.Fprintf(&b.Buffer, "DATA ·interleaveWords+%d(SB)/8, $0x%016x\n", 8*q, v)
+	}
+	b.WriteString("GLOBL ·interleaveWords(SB), RODATA|NOPTR, $64\n")
+}
+
+// cvtRowsN writes cvtRowsN: rows of contiguous float32 rounded to bf16
+// into the rows of an A panel, one call per panel.
+func cvtRowsN(b *asmBuf) {
+	b.WriteString(`
+// func cvtRowsN(dst *uint16, ldd int, src *float32, lds int, rows int, n int)
+// Rounds n contiguous float32 of each of rows rows (row r at src +
+// r*lds bytes) to bf16 at dst + r*ldd bytes (any bf16 position): 32 at
+// a time with VCVTNE2PS2BF16, the last ones by opmask (nothing past
+// the n values is read or written). The runs of a panel's rows whose
+// reduction steps are contiguous, in one call.
+TEXT ·cvtRowsN(SB), NOSPLIT, $0-48
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ lds+24(FP), R9")
+	b.f("MOVQ rows+32(FP), BX")
+	b.f("MOVQ n+40(FP), AX")
+	b.f("TESTQ BX, BX")
+	b.f("JLE cvtRowsN_done")
+	b.f("TESTQ AX, AX")
+	b.f("JLE cvtRowsN_done")
+	// R13 = n%32: K1 and K2 mask the tail's loads, K3 its words.
+	b.f("MOVQ AX, R13")
+	b.f("ANDQ $31, R13")
+	b.f("SHRQ $5, AX")
+	b.f("MOVL $16, CX")
+	b.f("CMPQ R13, CX")
+	b.f("CMOVQLT R13, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K1")
+	b.f("NEGQ CX")
+	b.f("ADDQ R13, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVW R8, K2")
+	b.f("MOVQ R13, CX")
+	b.f("MOVL $1, R8")
+	b.f("SHLQ CX, R8")
+	b.f("DECQ R8")
+	b.f("KMOVD R8, K3")
+	b.label("cvtRowsN_row")
+	b.f("MOVQ SI, R8")
+	b.f("MOVQ DI, R11")
+	b.f("MOVQ AX, CX")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtRowsN_tail")
+	b.label("cvtRowsN_full")
+	b.f("VMOVUPS (R8), Z0")
+	b.f("VMOVUPS 64(R8), Z1")
+	b.bytes(evexCVTNE2PS2BF16(2, 1, 0), "VCVTNE2PS2BF16 Z0, Z1, Z2")
+	b.f("VMOVDQU16 Z2, (R11)")
+	b.f("ADDQ $128, R8")
+	b.f("ADDQ $64, R11")
 	b.f("DECQ CX")
-	b.f("JNZ transpose16_loop")
-	b.label("transpose16_done")
+	b.f("JNZ cvtRowsN_full")
+	b.label("cvtRowsN_tail")
+	b.f("TESTQ R13, R13")
+	b.f("JZ cvtRowsN_next")
+	b.f("VMOVUPS.Z (R8), K1, Z0")
+	b.f("VMOVUPS.Z 64(R8), K2, Z1")
+	b.bytes(evexCVTNE2PS2BF16(2, 1, 0), "VCVTNE2PS2BF16 Z0, Z1, Z2")
+	b.f("VMOVDQU16 Z2, K3, (R11)")
+	b.label("cvtRowsN_next")
+	b.f("ADDQ R9, SI")
+	b.f("ADDQ DX, DI")
+	b.f("DECQ BX")
+	b.f("JNZ cvtRowsN_row")
+	b.label("cvtRowsN_done")
 	b.f("VZEROUPPER")
 	b.f("RET")
 }

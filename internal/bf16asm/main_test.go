@@ -26,6 +26,24 @@ func TestDPBF16PSEncoding(t *testing.T) {
 	}
 }
 
+// TestCVTNE2PS2BF16Encoding checks the encoder against encodings from
+// GNU as (as, then objdump -d).
+func TestCVTNE2PS2BF16Encoding(t *testing.T) {
+	for _, c := range []struct {
+		d, s1, s2 int
+		want      []byte
+	}{
+		{3, 2, 1, []byte{0x62, 0xf2, 0x6f, 0x48, 0x72, 0xd9}},    // vcvtne2ps2bf16 zmm3, zmm2, zmm1
+		{16, 8, 17, []byte{0x62, 0xa2, 0x3f, 0x48, 0x72, 0xc1}},  // vcvtne2ps2bf16 zmm16, zmm8, zmm17
+		{27, 29, 30, []byte{0x62, 0x02, 0x17, 0x40, 0x72, 0xde}}, // vcvtne2ps2bf16 zmm27, zmm29, zmm30
+		{0, 1, 2, []byte{0x62, 0xf2, 0x77, 0x48, 0x72, 0xc2}},    // vcvtne2ps2bf16 zmm0, zmm1, zmm2
+	} {
+		if got := evexCVTNE2PS2BF16(c.d, c.s1, c.s2); !bytes.Equal(got, c.want) {
+			t.Errorf("evexCVTNE2PS2BF16(%d, %d, %d) = % x, want % x", c.d, c.s1, c.s2, got, c.want)
+		}
+	}
+}
+
 // TestGeneratedFile: rt/bf16/kern_amd64.s and kerns_amd64.go are what
 // the generator writes.
 func TestGeneratedFile(t *testing.T) {

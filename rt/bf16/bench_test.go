@@ -51,6 +51,10 @@ func BenchmarkPackLayouts(b *testing.B) {
 	}{
 		{"A-m-contiguous", true, Shape{M: 384, N: 192, K: 1024, CM: 192, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1}},
 		{"B-k-contiguous", false, Shape{M: 128, N: 1536, K: 384, CM: 1536, CN: 1, AM: 384, AK: 1, BK: 1, BN: 384}},
+		{"B-k-contiguous-K1536", false, Shape{M: 1024, N: 384, K: 1536, CM: 384, CN: 1, AM: 1536, AK: 1, BK: 1, BN: 1536}},
+		{"B-n-contiguous", false, Shape{M: 384, N: 1536, K: 1024, CM: 1536, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1}},
+		{"A-k-contiguous", true, Shape{M: 1024, N: 192, K: 1536, CM: 192, CN: 1, AM: 1536, AK: 1, BK: 1, BN: 1536}},
+		{"attn-K^T", false, Shape{M: 128, N: 128, K: 64, CM: 128, CN: 1, AM: 384, AK: 1, BK: 1, BN: 384}},
 	} {
 		_, an, bn := l.s.spans()
 		x := make([]float32, max(an, bn))
@@ -73,6 +77,14 @@ func BenchmarkPackLayouts(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
 		})
 	}
+	x := make([]float32, 1024*1536)
+	h := make([]uint16, len(x))
+	b.Run("convert", func(b *testing.B) {
+		for b.Loop() {
+			Convert(&h[0], &x[0], len(x))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/elem")
+	})
 }
 
 // BenchmarkConvForward times a forward convolution of the ResNet's
@@ -119,4 +131,46 @@ func BenchmarkConvInputGrad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/call")
+}
+
+// BenchmarkGemmDecoder times one part's call of the decoder's bf16
+// products as the generated code makes them (the other operand packed
+// once, as Pack or PackA leave it), for the float32 operand's layouts
+// that the packing converts: A contiguous along k (Am-k) or m (Am-m),
+// B contiguous along n (Bn-n) or k (Bn-k), in GFLOP/s.
+func BenchmarkGemmDecoder(b *testing.B) {
+	for _, l := range []struct {
+		name   string
+		packed string // the operand packed once: "A" or "B"
+		s      Shape
+	}{
+		{"A-k", "B", Shape{M: 128, N: 384, K: 1536, CM: 384, CN: 1, AM: 1536, AK: 1, BK: 384, BN: 1, Overwrite: true}},
+		{"A-m", "B", Shape{M: 192, N: 384, K: 1024, CM: 384, CN: 1, AM: 1, AK: 1536, BK: 384, BN: 1, Overwrite: true}},
+		{"B-n", "A", Shape{M: 384, N: 192, K: 1024, CM: 1536, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1, Overwrite: true}},
+		{"B-k", "A", Shape{M: 1024, N: 48, K: 1536, CM: 384, CN: 1, AM: 1536, AK: 1, BK: 1, BN: 1536, Overwrite: true}},
+	} {
+		cn, an, bn := l.s.spans()
+		a, bb, c := make([]float32, an), make([]float32, bn), make([]float32, cn)
+		for i := range a {
+			a[i] = float32(i%7) * 0.1
+		}
+		for i := range bb {
+			bb[i] = float32(i%5) * 0.1
+		}
+		var p Packed
+		ao, bo := Operand{F: &a[0]}, Operand{F: &bb[0]}
+		if l.packed == "A" {
+			PackA(&p, &a[0], l.s)
+			ao = Operand{P: &p}
+		} else {
+			Pack(&p, &bb[0], l.s)
+			bo = Operand{P: &p}
+		}
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				GemmOps(&c[0], ao, bo, l.s)
+			}
+			b.ReportMetric(float64(l.s.Flops())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
 }

@@ -183,9 +183,19 @@ type scratch struct {
 	// every m panel within them reuses them. (An index, not a pointer:
 	// a pointer into A kept in the scratch would make A escape.)
 	tmpRow  int
-	tmpDone int          // the pairs of tmp converted
-	runsA   [kc][2]int32 // the runs of the block's offsets in A
-	runsB   [kc][2]int32 // and in B
+	tmpDone int // the pairs of tmp converted
+	// prog are progPairs's runs (first pair, pairs, stride) of the
+	// block's offsets in A, nprog of them (-1: not yet computed for the
+	// current k block and (m2, m3)), covering progAll pairs, the
+	// shortest of progMin pairs: every m panel of the block uses them.
+	prog                    [kc / 2][3]int
+	nprog, progAll, progMin int
+	// progB, nprogB and progAllB are the same for B's offsets, computed
+	// by packBBlock for its panels.
+	progB            [kc / 2][3]int
+	nprogB, progAllB int
+	runsA            [kc][2]int32 // the runs of the block's offsets in A
+	runsB            [kc][2]int32 // and in B
 	// runD are copyRuns's runs of a converted A's block (runDescs).
 	runD [kc][4]int
 	// offA, offB are the block's reduction offsets (kOffsets), colB a
@@ -358,7 +368,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			// that a panel's rows of C are CM apart.
 			np := aPanels(s.M, mr)
 			for mo := range s.M2 * s.M3 {
-				sc.tmpRow = -1
+				sc.tmpRow, sc.nprog = -1, -1
 				cs, as, ah := cs, as, ah
 				if mo > 0 {
 					cs = cs[s.rowsC(mo):]
@@ -394,7 +404,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						if bfPairs && hasAsmPack {
 							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
 						}
-						packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
+						if 2*from < kb {
+							packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
+						}
 					}
 					for j := 0; j < ncb; j += nr {
 						panel := blockB[j*steps:]
@@ -453,6 +465,15 @@ func (s *Shape) rowsA(mo int) int { return mo%s.M2*s.AM2 + mo/s.M2*s.AM3 }
 func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
 	bfPairs := t == AVX512BF16
 	cols := s.N * s.N2
+	sc.nprogB, sc.progAllB = 0, 0
+	if bfPairs && hasAsmPack && bs != nil && s.BN == 1 && s.N2 == 1 {
+		// B's reduction steps in progressions (columns contiguous:
+		// cvtPairs32), the same for every panel of the block.
+		sc.progAllB = progPairs(offB, func(p0, np, d int) {
+			sc.progB[sc.nprogB] = [3]int{p0, np, d}
+			sc.nprogB++
+		})
+	}
 	for j := 0; j < ncb; j += nr {
 		pw := panelWidth(t, nr, ncb-j)
 		for c := range pw {
@@ -469,7 +490,9 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shap
 		if bfPairs && hasAsmPack {
 			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
 		}
-		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+		if 2*from < len(offB) {
+			packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+		}
 	}
 }
 
@@ -729,13 +752,15 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 				// has the same).
 				copy(p.offA[k0:], offA[:kb])
 				p.runsAt = append(p.runsAt, len(p.runsA))
-				p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				if mayRun(&s, s.AK, s.AK2) { // (as runOps computes them)
+					p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				}
 				if k0+kb == kt {
 					p.runsAt = append(p.runsAt, len(p.runsA))
 				}
 			}
 			var rsB [][2]int32
-			if bfPairs && hasAsmPack {
+			if bfPairs && hasAsmPack && mayRun(&s, s.BK, s.BK2) {
 				rsB = runs(offB[:kb], sc.runsB[:])
 			}
 			steps := blockSteps(kb, bfPairs)
@@ -980,26 +1005,46 @@ func runs(off []int, out [][2]int32) [][2]int32 {
 
 // packAAsm packs the leading pairs of an A panel with the AVX512_BF16
 // routines where A's layout allows (reduction steps in contiguous runs:
-// cvtN per run; or rows contiguous with 16 rows to read: cvtPairs16,
-// then a transposition) and returns the number of pairs packed; packA
-// packs the rest with the same rounding.
+// cvtRowsN per run; or rows contiguous, the steps in progressions of at
+// least 16 pairs: cvtRows16, converted and transposed in registers; or
+// rows contiguous with 16 rows to read: cvtPairs16, then a
+// transposition) and returns the number of pairs packed; packA packs
+// the rest with the same rounding.
 func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
 	kb := len(offA)
 	if kb < 16 {
 		return 0
 	}
 	if longRuns(kb, rs) {
-		for r := range rows {
-			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
-			base := (m0 + r) * s.AM
-			for _, run := range rs {
-				cvtN(&row[run[0]], &as[base+offA[run[0]]], int(run[1]))
-			}
-			if kb%2 == 1 {
-				row[kb] = 0
+		// Every row of the panel in one call per run.
+		row0 := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[0])), 2*rowWords)
+		for _, run := range rs {
+			cvtRowsN(&row0[run[0]], rowWords*4, &as[m0*s.AM+offA[run[0]]], s.AM*4, rows, int(run[1]))
+		}
+		if kb%2 == 1 {
+			for r := range rows {
+				dst[r*rowWords+kb/2] &= 0xffff
 			}
 		}
 		return (kb + 1) / 2
+	}
+	if s.AM == 1 {
+		if sc.nprog < 0 {
+			sc.nprog, sc.progMin = 0, kc
+			sc.progAll = progPairs(offA, func(p0, np, d int) {
+				sc.prog[sc.nprog] = [3]int{p0, np, d}
+				sc.nprog++
+				sc.progMin = min(sc.progMin, np)
+			})
+		}
+		if sc.nprog > 0 && sc.progMin >= 16 {
+			// The panel's rows converted and transposed in registers,
+			// 16 pairs at a time, a call per run.
+			for _, r := range sc.prog[:sc.nprog] {
+				cvtRows16(&dst[r[0]], rowWords*4, &as[m0+offA[2*r[0]]], r[2]*4, r[1], rows)
+			}
+			return sc.progAll
+		}
 	}
 	if s.AM == 1 && s.M >= 16 {
 		// The 16 rows from r0 (m0, or for the last panels the 16 rows
@@ -1075,24 +1120,36 @@ func progPairs(off []int, f func(p0, np, d int)) int {
 }
 
 // packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
-// or reduction steps in contiguous runs: cvtN per column, then a
-// transposition).
+// or reduction steps in contiguous runs of whole pairs, columns s.BN
+// apart: cvtColumns16, converted and transposed in registers; or in
+// other runs: cvtN per column, then a transposition in Go).
 func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
 	kb := len(offB)
 	nr := len(colB)
 	if kb < 16 || colB[nr-1] < 0 {
 		return 0 // a partial panel: packB
 	}
-	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
-		if done := progPairs(offB, func(p0, np, d int) {
+	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) && sc.progAllB > 0 {
+		// The block's progressions (packBBlock).
+		for _, r := range sc.progB[:sc.nprogB] {
 			if nr == 16 {
-				cvtPairs16(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+				cvtPairs16(&dst[r[0]*nr], &bs[colB[0]+offB[2*r[0]]], r[2]*4, r[1])
 			} else {
-				cvtPairs32(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+				cvtPairs32(&dst[r[0]*nr], &bs[colB[0]+offB[2*r[0]]], r[2]*4, r[1])
 			}
-		}); done > 0 {
-			return done
 		}
+		return sc.progAllB
+	}
+	if s.N2 == 1 && longRuns(kb, rs) && pairRuns(kb, rs) {
+		// 16 columns (s.BN apart) at a time, converted and transposed
+		// in registers, a call per run.
+		for _, run := range rs {
+			p0 := int(run[0]) / 2
+			for g := 0; g < nr; g += 16 {
+				cvtColumns16(&dst[p0*nr+g], nr*4, &bs[colB[g]+offB[run[0]]], s.BN*4, int(run[1]))
+			}
+		}
+		return (kb + 1) / 2
 	}
 	if longRuns(kb, rs) {
 		// Each column's pairs at sc.cols[c*kc/2:], then gathered into
@@ -1111,6 +1168,18 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// pairRuns reports whether the runs rs of a block of kb reduction steps
+// hold whole pairs: each starts at an even step and has an even length,
+// but for the block's last run, which may end with the odd step.
+func pairRuns(kb int, rs [][2]int32) bool {
+	for _, r := range rs {
+		if r[0]%2 != 0 || r[1]%2 != 0 && int(r[0]+r[1]) != kb {
+			return false
+		}
+	}
+	return true
 }
 
 // Converted is a bf16 copy of a float32 array (Convert), kept between

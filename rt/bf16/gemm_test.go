@@ -65,6 +65,11 @@ func layouts() []layout {
 	for _, k := range []int{8, 31, 32, 33, 64, 77, 100} {
 		add(fmt.Sprintf("runs%d", k), Shape{M: 23, N: 20, K: k, CM: 20, CN: 1, AM: 3*k + 7, AK: 1, BK: 1, BN: 3 * k, K2: 3, AK2: k + 3, BK2: k})
 	}
+	// B contiguous along the reduction in full panels (cvtColumns16):
+	// a 16-column panel and an odd block; runs of whole pairs with gaps
+	// between them, one cut by the k block's end.
+	add("NTn16", Shape{M: 20, N: 48, K: 77, CM: 48, CN: 1, AM: 77, AK: 1, BK: 1, BN: 80})
+	add("NTruns", Shape{M: 9, N: 32, K: 10, CM: 32, CN: 1, AM: 300, AK: 1, BK: 1, BN: 400, K2: 30, AK2: 10, BK2: 12, Overwrite: true})
 	add("m3empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, M2: 2, CM2: 12, M3: 2, CM3: 24, Overwrite: true})
 	return out
 }

@@ -42,3 +42,12 @@ func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)
 
 //go:noescape
 func copyRuns(dst *uint32, ldd int, src *uint16, lds int, rows int, d *[4]int, nd int)
+
+//go:noescape
+func cvtColumns16(dst *uint32, ldd int, src *float32, lds int, n int)
+
+//go:noescape
+func cvtRows16(dst *uint32, ldd int, src *float32, ld int, pairs int, rows int)
+
+//go:noescape
+func cvtRowsN(dst *uint16, ldd int, src *float32, lds int, rows int, n int)

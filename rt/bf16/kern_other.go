@@ -22,3 +22,9 @@ func transpose16(*uint32, int, *uint32, int, int) { panic("bf16: no assembly in 
 func copyRuns(*uint32, int, *uint16, int, int, *[4]int, int) {
 	panic("bf16: no assembly in this build")
 }
+
+func cvtColumns16(*uint32, int, *float32, int, int) { panic("bf16: no assembly in this build") }
+
+func cvtRows16(*uint32, int, *float32, int, int, int) { panic("bf16: no assembly in this build") }
+
+func cvtRowsN(*uint16, int, *float32, int, int, int) { panic("bf16: no assembly in this build") }

@@ -61,7 +61,7 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 		// The panels of runOps: m in panels of balanced heights inside
 		// each (m2, m3).
 		for mo := range s.M2 * s.M3 {
-			sc.tmpRow = -1
+			sc.tmpRow, sc.nprog = -1, -1
 			as := all[s.rowsA(mo):]
 			for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
 				rows = panelRows(s.M, np, pi)
@@ -70,7 +70,9 @@ func packATier(p *Packed, t Tier, ap *float32, s Shape) {
 				if bfPairs && hasAsmPack {
 					from = packAAsm(dst, rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
 				}
-				packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+				if 2*from < kb {
+					packA(dst, rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+				}
 				cur += mr * rowWords
 			}
 		}
