@@ -72,13 +72,14 @@ func layouts() []layout {
 // emulate is the documented order in plain loops, from the rounded
 // operands: independent of the packing and the kernels.
 func emulate(c, a, b []float32, s Shape) {
+	bz := s.norm().bOff // b[0] is the lowest element (negative strides)
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
 	kt := s.K * s.K2 * s.K3
 	ao := func(arow, r int) int {
 		return arow + r/(s.K*s.K2)*s.AK3 + r/s.K%s.K2*s.AK2 + r%s.K*s.AK
 	}
 	bo := func(n, n2, r int) int {
-		return n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
+		return bz + n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
 	}
 	for _, row := range rowOffsets(s) {
 		arow, crow := row[0], row[1]
@@ -106,6 +107,7 @@ func emulate(c, a, b []float32, s Shape) {
 // reference is the float64 sum of each cell's products and of their
 // magnitudes, from the rounded operands (round) or the float32 ones.
 func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
+	bz := s.norm().bOff
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
 	sum, mag = make([]float64, len(c0)), make([]float64, len(c0))
 	for i, x := range c0 {
@@ -128,7 +130,7 @@ func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
 				for k3 := range s.K3 {
 					for k2 := range s.K2 {
 						for k := range s.K {
-							p := r(a[arow+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
+							p := r(a[arow+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[bz+n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
 							sum[ci] += p
 							mag[ci] += math.Abs(p)
 						}
