@@ -404,6 +404,38 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("VZEROUPPER")
 		b.f("RET")
 	}
+	for _, nv := range []int{1, 2} {
+		name := fmt.Sprintf("pairsH%d", 16*nv)
+		fmt.Fprintf(&b.Buffer, `
+// func %[1]s(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs%[2]d from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst %[2]d words a
+// pair.
+TEXT ·%[1]s(SB), NOSPLIT, $0-32
+`, name, 16*nv)
+		b.f("MOVQ dst+0(FP), DI")
+		b.f("MOVQ src+8(FP), SI")
+		b.f("MOVQ ld+16(FP), DX")
+		b.f("MOVQ pairs+24(FP), CX")
+		b.f("TESTQ CX, CX")
+		b.f("JZ %s_done", name)
+		b.label(name + "_loop")
+		for v := range nv {
+			b.f("VPMOVZXWD %d(SI), Z1", 32*v)
+			b.f("VPMOVZXWD %d(SI)(DX*1), Z3", 32*v)
+			b.f("VPSLLD $16, Z3, Z3")
+			b.f("VPORD Z3, Z1, Z1")
+			b.f("VMOVDQU32 Z1, %d(DI)", 64*v)
+		}
+		b.f("LEAQ (SI)(DX*2), SI")
+		b.f("ADDQ $%d, DI", 64*nv)
+		b.f("DECQ CX")
+		b.f("JNZ %s_loop", name)
+		b.label(name + "_done")
+		b.f("VZEROUPPER")
+		b.f("RET")
+	}
 	transpose16(b)
 	copyRuns(b)
 }

@@ -492,7 +492,11 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shap
 			}
 		}
 		if bh != nil {
-			packB16(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, bfPairs)
+			from := 0
+			if bfPairs && hasAsmPack {
+				from = packBH(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, s)
+			}
+			packB16(dst[j*steps+from*pw:(j+pw)*steps], bh, colB[:pw], offB[2*from:], bfPairs)
 			continue
 		}
 		from := 0

@@ -7469,6 +7469,63 @@ cvtPairs32_done:
 	VZEROUPPER
 	RET
 
+// func pairsH16(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs16 from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst 16 words a
+// pair.
+TEXT ·pairsH16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ pairsH16_done
+pairsH16_loop:
+	VPMOVZXWD 0(SI), Z1
+	VPMOVZXWD 0(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ pairsH16_loop
+pairsH16_done:
+	VZEROUPPER
+	RET
+
+// func pairsH32(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs32 from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst 32 words a
+// pair.
+TEXT ·pairsH32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ pairsH32_done
+pairsH32_loop:
+	VPMOVZXWD 0(SI), Z1
+	VPMOVZXWD 0(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	VPMOVZXWD 32(SI), Z1
+	VPMOVZXWD 32(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 64(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ pairsH32_loop
+pairsH32_done:
+	VZEROUPPER
+	RET
+
 // func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)
 // Transposes blocks blocks of 16x16 words: for block j, pair i < 16 and
 // row r < rows, the word src[(16j+i)*16 + r] goes to dst + r*ldd bytes,
