@@ -423,6 +423,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						from := 0
 						if bfPairs && hasAsmPack {
 							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
+							if from == 0 {
+								from = packAFew(bufA[:], rowWords, as, m0, rows, &s, oa, sc)
+							}
 						}
 						packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 					}

@@ -7469,6 +7469,37 @@ cvtPairs32_done:
 	VZEROUPPER
 	RET
 
+// func cvtPairs16m(dst *uint32, src *float32, ld int, pairs int, mask int)
+// cvtPairs16 reading only the columns of mask's low 16 bits (masked
+// loads: nothing else is read), the others 0: the rows of an A
+// contiguous along m that has fewer than 16.
+TEXT ·cvtPairs16m(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	MOVQ mask+32(FP), AX
+	KMOVW AX, K1
+	TESTQ CX, CX
+	JZ cvtPairs16m_done
+cvtPairs16m_loop:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (SI)(DX*1), K1, Z2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
+	VPMOVZXWD Y1, Z1
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, (DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ cvtPairs16m_loop
+cvtPairs16m_done:
+	VZEROUPPER
+	RET
+
 // func pairsH16(dst *uint32, src *uint16, ld int, pairs int)
 // cvtPairs16 from values already converted to bf16 (bf16.Converted):
 // for each pair, rows src and src+ld bytes, the word of column c is

@@ -23,11 +23,16 @@ type Padded struct {
 
 // Convert sets p to the padded bf16 copy of the float32 array at base
 // with dimensions dims, rounded as Gemm packs its operands.
-func (p *Padded) Convert(base *float32, dims, pad [4]int) { p.ConvertTier(best, base, dims, pad) }
+func (p *Padded) Convert(base *float32, dims, pad [4]int) { p.convert(best, base, dims, pad) }
 
 // ConvertTier is Convert for GemmOpsTier(t, ...).
 func (p *Padded) ConvertTier(t Tier, base *float32, dims, pad [4]int) {
-	t = usable(t)
+	p.convert(usable(t), base, dims, pad)
+}
+
+// convert is Convert in tier t (Convert skips Available: cpu.Supported
+// parses feature names).
+func (p *Padded) convert(t Tier, base *float32, dims, pad [4]int) {
 	n := 1
 	for i := range dims {
 		if dims[i] < 0 || pad[i] < 0 {
