@@ -32,8 +32,9 @@ type bf16Gather struct {
 // its reduction (i', j', o) with B's strides negative (the flipped
 // kernel), over a copy of A with I-1 and J-1 zero cells around its
 // pixels (bf16.Padded, converted once before the loops or the parts).
-// The cells are those the scatter reached (margins included), each the
-// same products; the order differs: i' (the kernel row, last first),
+// The cells are those the scatter reached, less C's padding margins
+// when C is a padded tensor (every operation reading it resets them
+// first), each the same products; the order differs: i' (the kernel row, last first),
 // then j' (the column, last first), then o, where the scatter added
 // the columns (last first) outside the rows (first first). Only for a
 // BF16 kernel with a scratch struct; ok is false when n is not such a
@@ -155,13 +156,49 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 		}
 	}
 	stPad, _ := loopir.FlatStrides(zeroA, padded)
+	// The cells: those the scatter reached, p < M+eh-1 and q <
+	// W+ew-1 from C's cell at the call, less C's padding margins
+	// along them when C is padded (not a parameter): every
+	// operation reading a padded tensor first resets its margins
+	// (loopir's "pad" pass), so the margins' sums are never read.
+	p0, p1 := 0, sp.M+eh-1
+	q0, q1 := 0, lw.Extent+ew-1
+	ich, icw := -1, -1 // C's axes along p and q
+	tc := &k.p.Tensors[n.C]
+	stC := flat(tc.BufDims)
+	for i, x := range n.Zero[n.C] {
+		if tc.BufDims[i] == 1 || len(x.Terms) != 1 {
+			continue
+		}
+		switch {
+		case stC[i] == sp.CM && x.Terms[0].Var == lh.Var:
+			ich = i
+		case stC[i] == cw && x.Terms[0].Var == lw.Var:
+			icw = i
+		}
+	}
+	if tc.Padded() && tc.Kind != inference.Param && len(tc.Padding) == len(tc.BufDims) && ich >= 0 && icw >= 0 {
+		for _, a := range []struct {
+			i      int
+			lo, hi *int
+		}{{ich, &p0, &p1}, {icw, &q0, &q1}} {
+			pd, off := tc.Padding[a.i], n.Zero[n.C][a.i].Offset
+			*a.lo = max(*a.lo, pd.Left-off)
+			*a.hi = min(*a.hi, tc.BufDims[a.i]-pd.Right-off)
+		}
+		if p0 >= p1 || q0 >= q1 {
+			return nil, false
+		}
+	}
+	g.shift[lead+ia] += p0
+	g.shift[lead+iw] += q0
 	m := *n
-	m.Spec.M = sp.M + eh - 1
 	m.Spec.N = cw
 	m.Spec.AM = pst[ia]
 	m.Spec.K2, m.Spec.AK2, m.Spec.BK2 = ew, pst[iw], -cw
 	m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = eh, pst[ia], -bh
-	g.rows[0] = bf16Axis{lw.Extent + ew - 1, cw, pst[iw]}
+	m.Spec.M = p1 - p0
+	g.rows[0] = bf16Axis{q1 - q0, cw, pst[iw]}
 	cAxes := [][2]int{{m.Spec.M, sp.CM}, {cw, 1}, {g.rows[0].ext, cw}}
 	if !distinctCells(cAxes) {
 		return nil, false
@@ -199,6 +236,13 @@ func (k *kgen) bf16Gather(n *asm.Nest) (*bf16Gather, bool) {
 			}
 		}
 		m.Zero[t] = out
+	}
+	// C at the first cell (p0, q0).
+	if ich >= 0 {
+		m.Zero[n.C][ich].Offset += p0
+	}
+	if icw >= 0 {
+		m.Zero[n.C][icw].Offset += q0
 	}
 	// B at the flipped kernel's first step: row eh-1, column ew-1.
 	if ib == jb {

@@ -36927,8 +36927,8 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		K:   16,
 		K2:  3,
 		K3:  3,
-		M:   14,
-		M2:  14,
+		M:   12,
+		M2:  12,
 		M3:  2,
 		N:   16,
 	})
@@ -37758,8 +37758,8 @@ type ocannlConvBF16BackwardPart17 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r29 *ocannlConvBF16BackwardPart17) Part(j54 int) {
 	pNetConv2d2Kernel, scratch := r29.pNetConv2d2Kernel, r29.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 392x16x144.
-	bf16.GemmOps(&scratch.net_conv2d_2_x_grad[2*j54][0][0][0], scratch.net_conv2d_1_x_1_gradBF16.At(&scratch.net_conv2d_1_x_1_grad[2*j54][0][0][0], [4]int{0, -2, -2, 0}), bf16.Operand{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_x_grad[2*j54][1][1][0], scratch.net_conv2d_1_x_1_gradBF16.At(&scratch.net_conv2d_1_x_1_grad[2*j54][0][0][0], [4]int{0, -1, -1, 0}), bf16.Operand{
 		F: &pNetConv2d2Kernel[128],
 		P: &scratch.pNetConv2d2KernelBF162,
 	}, bf16.Shape{
@@ -37780,8 +37780,8 @@ func (r29 *ocannlConvBF16BackwardPart17) Part(j54 int) {
 		K:   16,
 		K2:  3,
 		K3:  3,
-		M:   14,
-		M2:  14,
+		M:   12,
+		M2:  12,
 		M3:  2,
 		N:   16,
 	})
