@@ -600,6 +600,15 @@ func (k *kgen) bf16Fold(n *asm.Nest) (*asm.Nest, [2]bf16Axis) {
 	}
 	for _, l := range nFold {
 		m.Spec.N2, m.Spec.CN2, m.Spec.BN2 = l.Extent, strides[n.C][l.Var], strides[n.B][l.Var]
+		if m.Spec.BN == 1 && m.Spec.BN2 != 1 {
+			// B's unit-stride column axis innermost (rt/bf16 runs n2
+			// innermost): a panel's columns then run in contiguous
+			// groups, which packBGroups converts with cvtPairs16m
+			// (the first convolution's kernel gradient: 3 kernel
+			// columns x 3 channels). The cells' sums do not change.
+			sp := &m.Spec
+			sp.N, sp.CN, sp.BN, sp.N2, sp.CN2, sp.BN2 = sp.N2, sp.CN2, sp.BN2, sp.N, sp.CN, sp.BN
+		}
 	}
 	m.Zero = map[int][]loopir.IndexExpr{}
 	for t, idx := range n.Zero {

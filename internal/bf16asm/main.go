@@ -405,17 +405,19 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("RET")
 	}
 	b.WriteString(`
-// func cvtPairs16m(dst *uint32, src *float32, ld int, pairs int, mask int)
-// cvtPairs16 reading only the columns of mask's low 16 bits (masked
-// loads: nothing else is read), the others 0: the rows of an A
-// contiguous along m that has fewer than 16.
-TEXT ·cvtPairs16m(SB), NOSPLIT, $0-40
+// func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
+// cvtPairs16 on the columns of mask's low 16 bits only (masked loads
+// and stores: nothing else is read or written), dst advancing ldd bytes
+// a pair: the rows of an A contiguous along m that has fewer than 16,
+// a group of contiguous columns of a B panel.
+TEXT ·cvtPairs16m(SB), NOSPLIT, $0-48
 `)
 	b.f("MOVQ dst+0(FP), DI")
-	b.f("MOVQ src+8(FP), SI")
-	b.f("MOVQ ld+16(FP), DX")
-	b.f("MOVQ pairs+24(FP), CX")
-	b.f("MOVQ mask+32(FP), AX")
+	b.f("MOVQ ldd+8(FP), R8")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ ld+24(FP), DX")
+	b.f("MOVQ pairs+32(FP), CX")
+	b.f("MOVQ mask+40(FP), AX")
 	b.f("KMOVW AX, K1")
 	b.f("TESTQ CX, CX")
 	b.f("JZ cvtPairs16m_done")
@@ -428,9 +430,9 @@ TEXT ·cvtPairs16m(SB), NOSPLIT, $0-40
 	b.f("VPMOVZXWD Y3, Z3")
 	b.f("VPSLLD $16, Z3, Z3")
 	b.f("VPORD Z3, Z1, Z1")
-	b.f("VMOVDQU32 Z1, (DI)")
+	b.f("VMOVDQU32 Z1, K1, (DI)")
 	b.f("LEAQ (SI)(DX*2), SI")
-	b.f("ADDQ $64, DI")
+	b.f("ADDQ R8, DI")
 	b.f("DECQ CX")
 	b.f("JNZ cvtPairs16m_loop")
 	b.label("cvtPairs16m_done")

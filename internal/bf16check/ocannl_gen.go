@@ -38009,17 +38009,17 @@ func (r36 *ocannlConvBF16BackwardPart22) Part(j76 int) {
 		BK:  45,
 		BK2: 3,
 		BK3: 675,
-		BN:  1,
-		BN2: 45,
+		BN:  45,
+		BN2: 1,
 		CM:  27,
-		CN:  1,
-		CN2: 9,
+		CN:  9,
+		CN2: 1,
 		K:   12,
 		K2:  12,
 		K3:  2,
 		M:   16,
-		N:   9,
-		N2:  3,
+		N:   3,
+		N2:  9,
 	})
 }
 

@@ -505,6 +505,9 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shap
 		from := 0
 		if bfPairs && hasAsmPack {
 			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
+			if from == 0 {
+				from = packBGroups(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB)
+			}
 		}
 		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
 	}

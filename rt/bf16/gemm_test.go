@@ -41,6 +41,9 @@ func layouts() []layout {
 	add("oddruns", Shape{M: 20, N: 35, K: 9, CM: 35, CN: 1, AM: 40, AK: 1, BK: 1, BN: 50, K2: 4, AK2: 10, BK2: 12})
 	add("k3", Shape{M: 17, N: 19, K: 5, CM: 19, CN: 1, AM: 5, AK: 1, BK: 19, BN: 1, K2: 3, AK2: 17 * 5, BK2: 19 * 5, K3: 4, AK3: 17 * 15, BK3: 19 * 15, Overwrite: true})
 	add("n2", Shape{M: 16, N: 3, K: 50, CM: 9, CN: 3, AM: 1, AK: 16, BK: 9, BN: 3, N2: 3, CN2: 1, BN2: 1})
+	// Columns in groups of 9 contiguous ones (the first convolution's
+	// kernel gradient: 3 kernel columns x 3 channels, 3 kernel rows).
+	add("n2groups", Shape{M: 16, N: 3, K: 40, CM: 27, CN: 9, AM: 1, AK: 16, BK: 70, BN: 21, N2: 9, CN2: 1, BN2: 1, Overwrite: true})
 	for m := 1; m <= 15; m++ { // every tile height
 		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
 	}

@@ -7469,16 +7469,18 @@ cvtPairs32_done:
 	VZEROUPPER
 	RET
 
-// func cvtPairs16m(dst *uint32, src *float32, ld int, pairs int, mask int)
-// cvtPairs16 reading only the columns of mask's low 16 bits (masked
-// loads: nothing else is read), the others 0: the rows of an A
-// contiguous along m that has fewer than 16.
-TEXT ·cvtPairs16m(SB), NOSPLIT, $0-40
+// func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
+// cvtPairs16 on the columns of mask's low 16 bits only (masked loads
+// and stores: nothing else is read or written), dst advancing ldd bytes
+// a pair: the rows of an A contiguous along m that has fewer than 16,
+// a group of contiguous columns of a B panel.
+TEXT ·cvtPairs16m(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ ld+16(FP), DX
-	MOVQ pairs+24(FP), CX
-	MOVQ mask+32(FP), AX
+	MOVQ ldd+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), DX
+	MOVQ pairs+32(FP), CX
+	MOVQ mask+40(FP), AX
 	KMOVW AX, K1
 	TESTQ CX, CX
 	JZ cvtPairs16m_done
@@ -7491,9 +7493,9 @@ cvtPairs16m_loop:
 	VPMOVZXWD Y3, Z3
 	VPSLLD $16, Z3, Z3
 	VPORD Z3, Z1, Z1
-	VMOVDQU32 Z1, (DI)
+	VMOVDQU32 Z1, K1, (DI)
 	LEAQ (SI)(DX*2), SI
-	ADDQ $64, DI
+	ADDQ R8, DI
 	DECQ CX
 	JNZ cvtPairs16m_loop
 cvtPairs16m_done:

@@ -15,7 +15,7 @@ func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this 
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = false
 
-func cvtPairs16m(*uint32, *float32, int, int, int) { panic("bf16: no assembly in this build") }
+func cvtPairs16m(*uint32, int, *float32, int, int, int) { panic("bf16: no assembly in this build") }
 
 func pairsH16(*uint32, *uint16, int, int) { panic("bf16: no assembly in this build") }
 
