@@ -239,7 +239,13 @@ const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
 func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
-	n, rows := k.bf16Fold(n)
+	var rows [2]bf16Axis
+	gather, isGather := k.bf16Gather(n)
+	if isGather {
+		n, rows = gather.n, gather.rows
+	} else {
+		n, rows = k.bf16Fold(n)
+	}
 	sp := n.Spec
 	d := jen.Dict{}
 	for _, f := range []struct {
@@ -275,7 +281,11 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 			pack = append(pack, code...)
 			bForm = packed(n.B, field)
 		}
-		if vars, ok := k.bf16PackVars(n, n.A); ok {
+		if isGather {
+			var code jen.Code
+			aForm, code = k.bf16Padded(gather)
+			pack = append(pack, code)
+		} else if vars, ok := k.bf16PackVars(n, n.A); ok {
 			field, code := k.bf16Pack(n, n.A, vars, shape)
 			pack = append(pack, code...)
 			aForm = packed(n.A, field)
@@ -590,6 +600,15 @@ func (k *kgen) bf16Fold(n *asm.Nest) (*asm.Nest, [2]bf16Axis) {
 	}
 	for _, l := range nFold {
 		m.Spec.N2, m.Spec.CN2, m.Spec.BN2 = l.Extent, strides[n.C][l.Var], strides[n.B][l.Var]
+		if m.Spec.BN == 1 && m.Spec.BN2 != 1 {
+			// B's unit-stride column axis innermost (rt/bf16 runs n2
+			// innermost): a panel's columns then run in contiguous
+			// groups, which packBGroups converts with cvtPairs16m
+			// (the first convolution's kernel gradient: 3 kernel
+			// columns x 3 channels). The cells' sums do not change.
+			sp := &m.Spec
+			sp.N, sp.CN, sp.BN, sp.N2, sp.CN2, sp.BN2 = sp.N2, sp.CN2, sp.BN2, sp.N, sp.CN, sp.BN
+		}
 	}
 	m.Zero = map[int][]loopir.IndexExpr{}
 	for t, idx := range n.Zero {

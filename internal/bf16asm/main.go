@@ -424,6 +424,72 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("VZEROUPPER")
 		b.f("RET")
 	}
+	b.WriteString(`
+// func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
+// cvtPairs16 on the columns of mask's low 16 bits only (masked loads
+// and stores: nothing else is read or written), dst advancing ldd bytes
+// a pair: the rows of an A contiguous along m that has fewer than 16,
+// a group of contiguous columns of a B panel.
+TEXT ·cvtPairs16m(SB), NOSPLIT, $0-48
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), R8")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ ld+24(FP), DX")
+	b.f("MOVQ pairs+32(FP), CX")
+	b.f("MOVQ mask+40(FP), AX")
+	b.f("KMOVW AX, K1")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtPairs16m_done")
+	b.label("cvtPairs16m_loop")
+	b.f("VMOVUPS.Z (SI), K1, Z0")
+	b.f("VMOVUPS.Z (SI)(DX*1), K1, Z2")
+	b.f("%s", cvtNE(1, 0))
+	b.f("%s", cvtNE(3, 2))
+	b.f("VPMOVZXWD Y1, Z1")
+	b.f("VPMOVZXWD Y3, Z3")
+	b.f("VPSLLD $16, Z3, Z3")
+	b.f("VPORD Z3, Z1, Z1")
+	b.f("VMOVDQU32 Z1, K1, (DI)")
+	b.f("LEAQ (SI)(DX*2), SI")
+	b.f("ADDQ R8, DI")
+	b.f("DECQ CX")
+	b.f("JNZ cvtPairs16m_loop")
+	b.label("cvtPairs16m_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+	for _, nv := range []int{1, 2} {
+		name := fmt.Sprintf("pairsH%d", 16*nv)
+		fmt.Fprintf(&b.Buffer, `
+// func %[1]s(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs%[2]d from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst %[2]d words a
+// pair.
+TEXT ·%[1]s(SB), NOSPLIT, $0-32
+`, name, 16*nv)
+		b.f("MOVQ dst+0(FP), DI")
+		b.f("MOVQ src+8(FP), SI")
+		b.f("MOVQ ld+16(FP), DX")
+		b.f("MOVQ pairs+24(FP), CX")
+		b.f("TESTQ CX, CX")
+		b.f("JZ %s_done", name)
+		b.label(name + "_loop")
+		for v := range nv {
+			b.f("VPMOVZXWD %d(SI), Z1", 32*v)
+			b.f("VPMOVZXWD %d(SI)(DX*1), Z3", 32*v)
+			b.f("VPSLLD $16, Z3, Z3")
+			b.f("VPORD Z3, Z1, Z1")
+			b.f("VMOVDQU32 Z1, %d(DI)", 64*v)
+		}
+		b.f("LEAQ (SI)(DX*2), SI")
+		b.f("ADDQ $%d, DI", 64*nv)
+		b.f("DECQ CX")
+		b.f("JNZ %s_loop", name)
+		b.label(name + "_done")
+		b.f("VZEROUPPER")
+		b.f("RET")
+	}
 	transpose16(b)
 	copyRuns(b)
 	cvtColumns16(b)

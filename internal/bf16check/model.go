@@ -58,18 +58,19 @@ type DecBF16 struct {
 }
 
 // Conv is a small convolutional network in float32 (3x3 convolutions
-// to 16 and, with stride 2, 32 channels, a linear head).
+// to 16, 16 and, with stride 2, 32 channels, a linear head; the second
+// convolution's input gradient runs as a gather in ConvBF16).
 //
 //ocannl:model
 //ocannl:layer net2(x):
-//ocannl:let h = relu(conv2d[32, stride=2](relu(conv2d[16](x))))
+//ocannl:let h = relu(conv2d[32, stride=2](relu(conv2d[16](relu(conv2d[16](x))))))
 //ocannl:return linear[10](h)
 //ocannl:let net = net2[]
 //ocannl:loss train:
 //ocannl:input images : 16 | 12, 12, 3
 //ocannl:input labels : 16 | 10
 //ocannl:return cross_entropy(net(images), labels)
-//ocannl:sgd lr=0.002 momentum=0.9
+//ocannl:sgd lr=0.004 momentum=0.9
 type Conv struct {
 	ocannlConv
 }
@@ -78,14 +79,14 @@ type Conv struct {
 //
 //ocannl:model bf16
 //ocannl:layer net2(x):
-//ocannl:let h = relu(conv2d[32, stride=2](relu(conv2d[16](x))))
+//ocannl:let h = relu(conv2d[32, stride=2](relu(conv2d[16](relu(conv2d[16](x))))))
 //ocannl:return linear[10](h)
 //ocannl:let net = net2[]
 //ocannl:loss train:
 //ocannl:input images : 16 | 12, 12, 3
 //ocannl:input labels : 16 | 10
 //ocannl:return cross_entropy(net(images), labels)
-//ocannl:sgd lr=0.002 momentum=0.9
+//ocannl:sgd lr=0.004 momentum=0.9
 type ConvBF16 struct {
 	ocannlConvBF16
 }

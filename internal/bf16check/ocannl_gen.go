@@ -1732,8 +1732,12 @@ func (m *ocannlDecBF16) LoadCheckpoint(r io.Reader) error {
 
 // ocannlConvParams holds one value per cell of every parameter of Conv, flattened in memory order (batch, output, input).
 type ocannlConvParams struct {
-	// NetConv2d2Kernel is net.conv2d#2.kernel: shape 3,3,3 -> 16, memory order [16][3][3][3].
-	NetConv2d2Kernel [432]float32
+	// NetConv2d3Kernel is net.conv2d#3.kernel: shape 3,3,3 -> 16, memory order [16][3][3][3].
+	NetConv2d3Kernel [432]float32
+	// NetConv2d3Bias is net.conv2d#3.bias: shape 16, memory order [16].
+	NetConv2d3Bias [16]float32
+	// NetConv2d2Kernel is net.conv2d#2.kernel: shape 3,3,16 -> 16, memory order [16][3][3][16].
+	NetConv2d2Kernel [2304]float32
 	// NetConv2d2Bias is net.conv2d#2.bias: shape 16, memory order [16].
 	NetConv2d2Bias [16]float32
 	// NetConv2d1Kernel is net.conv2d#1.kernel: shape 3,3,16 -> 32, memory order [32][3][3][16].
@@ -1773,8 +1777,10 @@ type ocannlConv struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConv) Init(seed uint64) {
-	rt.FanInUniform(m.Params.NetConv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.kernel"), seed, false), 27)
-	rt.FanInUniform(m.Params.NetConv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.bias"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d3Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#3.kernel"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d3Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#3.bias"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.kernel"), seed, false), 144)
+	rt.FanInUniform(m.Params.NetConv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.bias"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.kernel"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetConv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.bias"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 1152)
@@ -1786,29 +1792,31 @@ func (m *ocannlConv) Init(seed uint64) {
 
 // TrainLoss runs entry point train of Conv (forward only) and returns the loss. It does not allocate.
 func (m *ocannlConv) TrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32) float32 {
-	ocannlConvTrainLoss(images, labels, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
+	ocannlConvTrainLoss(images, labels, &m.Params.NetConv2d3Kernel, &m.Params.NetConv2d3Bias, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
 	return m.loss[0]
 }
 
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConv) Backward(images *[16][12][12][3]float32, labels *[16][10]float32) float32 {
-	ocannlConvBackward(images, labels, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d2Kernel, &m.Grads.NetConv2d2Bias, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	ocannlConvBackward(images, labels, &m.Params.NetConv2d3Kernel, &m.Params.NetConv2d3Bias, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d3Kernel, &m.Grads.NetConv2d3Bias, &m.Grads.NetConv2d2Kernel, &m.Grads.NetConv2d2Bias, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
-// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.002.
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.004.
 func (m *ocannlConv) LearningRate() float64 {
 	if m.LR != nil {
 		return m.LR(m.Step)
 	}
-	return 0.002
+	return 0.004
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
 // parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlConv) Update() {
 	lr := float32(m.LearningRate())
+	rt.SGD(m.Params.NetConv2d3Kernel[:], m.Grads.NetConv2d3Kernel[:], m.momentum.NetConv2d3Kernel[:], lr, float32(0.9), float32(0), false)
+	rt.SGD(m.Params.NetConv2d3Bias[:], m.Grads.NetConv2d3Bias[:], m.momentum.NetConv2d3Bias[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d2Kernel[:], m.Grads.NetConv2d2Kernel[:], m.momentum.NetConv2d2Kernel[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d2Bias[:], m.Grads.NetConv2d2Bias[:], m.momentum.NetConv2d2Bias[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d1Kernel[:], m.Grads.NetConv2d1Kernel[:], m.momentum.NetConv2d1Kernel[:], lr, float32(0.9), float32(0), false)
@@ -1829,16 +1837,16 @@ func (m *ocannlConv) TrainStep(images *[16][12][12][3]float32, labels *[16][10]f
 // BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
 // that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
 // LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
-// fingerprint 0x7c18bab9): a rank with other parameter shapes gets an error, before any update. Every
+// fingerprint 0x4a435d9): a rank with other parameter shapes gets an error, before any update. Every
 // rank must call it.
 func (m *ocannlConv) BroadcastParams(c dist.Comm, root int) error {
-	if err := dist.CheckSame(c, 0x7c18bab9, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x4a435d9, m.distBuf[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.Params.NetConv2d2Kernel[:], m.Params.NetConv2d2Bias[:], m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.Params.NetConv2d3Kernel[:], m.Params.NetConv2d3Bias[:], m.Params.NetConv2d2Kernel[:], m.Params.NetConv2d2Bias[:], m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.momentum.NetConv2d2Kernel[:], m.momentum.NetConv2d2Bias[:], m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetConv2d3Kernel[:], m.momentum.NetConv2d3Bias[:], m.momentum.NetConv2d2Kernel[:], m.momentum.NetConv2d2Bias[:], m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
 		return err
 	}
 	return dist.BroadcastStep(c, root, &m.Step)
@@ -1851,10 +1859,10 @@ func (m *ocannlConv) BroadcastParams(c dist.Comm, root int) error {
 // clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
 // rank must call it. It does not allocate.
 func (m *ocannlConv) SyncGrads(c dist.Comm) error {
-	if err := dist.CheckSame(c, 0x7c18bab9, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x4a435d9, m.distBuf[:]); err != nil {
 		return err
 	}
-	return dist.MeanGrads32(c, m.Grads.NetConv2d2Kernel[:], m.Grads.NetConv2d2Bias[:], m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+	return dist.MeanGrads32(c, m.Grads.NetConv2d3Kernel[:], m.Grads.NetConv2d3Bias[:], m.Grads.NetConv2d2Kernel[:], m.Grads.NetConv2d2Bias[:], m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -1862,8 +1870,19 @@ func (m *ocannlConv) SyncGrads(c dist.Comm) error {
 // PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConv) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32:  m.Params.NetConv2d2Kernel[:],
+		Data32:  m.Params.NetConv2d3Kernel[:],
 		Dims:    []int{16, 3, 3, 3},
+		Name:    "net.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data32: m.Params.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2d#3.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data32:  m.Params.NetConv2d2Kernel[:],
+		Dims:    []int{16, 3, 3, 16},
 		Name:    "net.conv2d#2.kernel",
 		Role:    rt.RoleConvKernel,
 		Spatial: []int{1, 2},
@@ -1952,8 +1971,19 @@ func (m *ocannlConv) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlConv) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32:  m.Params.NetConv2d2Kernel[:],
+		Data32:  m.Params.NetConv2d3Kernel[:],
 		Dims:    []int{16, 3, 3, 3},
+		Name:    "net.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data32: m.Params.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2d#3.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data32:  m.Params.NetConv2d2Kernel[:],
+		Dims:    []int{16, 3, 3, 16},
 		Name:    "net.conv2d#2.kernel",
 		Role:    rt.RoleConvKernel,
 		Spatial: []int{1, 2},
@@ -1984,8 +2014,16 @@ func (m *ocannlConv) checkpointTensors() []rt.Tensor {
 		Name:   "net.linear#1.b",
 		Role:   rt.RoleBias,
 	}, {
-		Data32: m.momentum.NetConv2d2Kernel[:],
+		Data32: m.momentum.NetConv2d3Kernel[:],
 		Dims:   []int{16, 3, 3, 3},
+		Name:   "momentum/net.conv2d#3.kernel",
+	}, {
+		Data32: m.momentum.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.conv2d#3.bias",
+	}, {
+		Data32: m.momentum.NetConv2d2Kernel[:],
+		Dims:   []int{16, 3, 3, 16},
 		Name:   "momentum/net.conv2d#2.kernel",
 	}, {
 		Data32: m.momentum.NetConv2d2Bias[:],
@@ -2035,8 +2073,12 @@ func (m *ocannlConv) LoadCheckpoint(r io.Reader) error {
 
 // ocannlConvBF16Params holds one value per cell of every parameter of ConvBF16, flattened in memory order (batch, output, input).
 type ocannlConvBF16Params struct {
-	// NetConv2d2Kernel is net.conv2d#2.kernel: shape 3,3,3 -> 16, memory order [16][3][3][3].
-	NetConv2d2Kernel [432]float32
+	// NetConv2d3Kernel is net.conv2d#3.kernel: shape 3,3,3 -> 16, memory order [16][3][3][3].
+	NetConv2d3Kernel [432]float32
+	// NetConv2d3Bias is net.conv2d#3.bias: shape 16, memory order [16].
+	NetConv2d3Bias [16]float32
+	// NetConv2d2Kernel is net.conv2d#2.kernel: shape 3,3,16 -> 16, memory order [16][3][3][16].
+	NetConv2d2Kernel [2304]float32
 	// NetConv2d2Bias is net.conv2d#2.bias: shape 16, memory order [16].
 	NetConv2d2Bias [16]float32
 	// NetConv2d1Kernel is net.conv2d#1.kernel: shape 3,3,16 -> 32, memory order [32][3][3][16].
@@ -2076,8 +2118,10 @@ type ocannlConvBF16 struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvBF16) Init(seed uint64) {
-	rt.FanInUniform(m.Params.NetConv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.kernel"), seed, false), 27)
-	rt.FanInUniform(m.Params.NetConv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.bias"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d3Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#3.kernel"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d3Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#3.bias"), seed, false), 27)
+	rt.FanInUniform(m.Params.NetConv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.kernel"), seed, false), 144)
+	rt.FanInUniform(m.Params.NetConv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#2.bias"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.kernel"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetConv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.bias"), seed, false), 144)
 	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 1152)
@@ -2089,29 +2133,31 @@ func (m *ocannlConvBF16) Init(seed uint64) {
 
 // TrainLoss runs entry point train of ConvBF16 (forward only) and returns the loss. It does not allocate.
 func (m *ocannlConvBF16) TrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32) float32 {
-	ocannlConvBF16TrainLoss(images, labels, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
+	ocannlConvBF16TrainLoss(images, labels, &m.Params.NetConv2d3Kernel, &m.Params.NetConv2d3Bias, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.loss, m.Pool, &m.scratchTrainLoss)
 	return m.loss[0]
 }
 
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlConvBF16) Backward(images *[16][12][12][3]float32, labels *[16][10]float32) float32 {
-	ocannlConvBF16Backward(images, labels, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d2Kernel, &m.Grads.NetConv2d2Bias, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	ocannlConvBF16Backward(images, labels, &m.Params.NetConv2d3Kernel, &m.Params.NetConv2d3Bias, &m.Params.NetConv2d2Kernel, &m.Params.NetConv2d2Bias, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.Grads.NetConv2d3Kernel, &m.Grads.NetConv2d3Bias, &m.Grads.NetConv2d2Kernel, &m.Grads.NetConv2d2Bias, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
 	return m.loss[0]
 }
 
-// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.002.
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.004.
 func (m *ocannlConvBF16) LearningRate() float64 {
 	if m.LR != nil {
 		return m.LR(m.Step)
 	}
-	return 0.002
+	return 0.004
 }
 
 // Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
 // parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
 func (m *ocannlConvBF16) Update() {
 	lr := float32(m.LearningRate())
+	rt.SGD(m.Params.NetConv2d3Kernel[:], m.Grads.NetConv2d3Kernel[:], m.momentum.NetConv2d3Kernel[:], lr, float32(0.9), float32(0), false)
+	rt.SGD(m.Params.NetConv2d3Bias[:], m.Grads.NetConv2d3Bias[:], m.momentum.NetConv2d3Bias[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d2Kernel[:], m.Grads.NetConv2d2Kernel[:], m.momentum.NetConv2d2Kernel[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d2Bias[:], m.Grads.NetConv2d2Bias[:], m.momentum.NetConv2d2Bias[:], lr, float32(0.9), float32(0), false)
 	rt.SGD(m.Params.NetConv2d1Kernel[:], m.Grads.NetConv2d1Kernel[:], m.momentum.NetConv2d1Kernel[:], lr, float32(0.9), float32(0), false)
@@ -2132,16 +2178,16 @@ func (m *ocannlConvBF16) TrainStep(images *[16][12][12][3]float32, labels *[16][
 // BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
 // that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
 // LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
-// fingerprint 0x7c18bab9): a rank with other parameter shapes gets an error, before any update. Every
+// fingerprint 0x4a435d9): a rank with other parameter shapes gets an error, before any update. Every
 // rank must call it.
 func (m *ocannlConvBF16) BroadcastParams(c dist.Comm, root int) error {
-	if err := dist.CheckSame(c, 0x7c18bab9, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x4a435d9, m.distBuf[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.Params.NetConv2d2Kernel[:], m.Params.NetConv2d2Bias[:], m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.Params.NetConv2d3Kernel[:], m.Params.NetConv2d3Bias[:], m.Params.NetConv2d2Kernel[:], m.Params.NetConv2d2Bias[:], m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.momentum.NetConv2d2Kernel[:], m.momentum.NetConv2d2Bias[:], m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetConv2d3Kernel[:], m.momentum.NetConv2d3Bias[:], m.momentum.NetConv2d2Kernel[:], m.momentum.NetConv2d2Bias[:], m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
 		return err
 	}
 	return dist.BroadcastStep(c, root, &m.Step)
@@ -2154,10 +2200,10 @@ func (m *ocannlConvBF16) BroadcastParams(c dist.Comm, root int) error {
 // clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
 // rank must call it. It does not allocate.
 func (m *ocannlConvBF16) SyncGrads(c dist.Comm) error {
-	if err := dist.CheckSame(c, 0x7c18bab9, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x4a435d9, m.distBuf[:]); err != nil {
 		return err
 	}
-	return dist.MeanGrads32(c, m.Grads.NetConv2d2Kernel[:], m.Grads.NetConv2d2Bias[:], m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+	return dist.MeanGrads32(c, m.Grads.NetConv2d3Kernel[:], m.Grads.NetConv2d3Bias[:], m.Grads.NetConv2d2Kernel[:], m.Grads.NetConv2d2Bias[:], m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -2165,8 +2211,19 @@ func (m *ocannlConvBF16) SyncGrads(c dist.Comm) error {
 // PyTorch state_dict (rt.SafetensorsOptions.Layout).
 func (m *ocannlConvBF16) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32:  m.Params.NetConv2d2Kernel[:],
+		Data32:  m.Params.NetConv2d3Kernel[:],
 		Dims:    []int{16, 3, 3, 3},
+		Name:    "net.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data32: m.Params.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2d#3.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data32:  m.Params.NetConv2d2Kernel[:],
+		Dims:    []int{16, 3, 3, 16},
 		Name:    "net.conv2d#2.kernel",
 		Role:    rt.RoleConvKernel,
 		Spatial: []int{1, 2},
@@ -2255,8 +2312,19 @@ func (m *ocannlConvBF16) UnmarshalBinary(data []byte) error {
 // as rt.Tensor views of m.
 func (m *ocannlConvBF16) checkpointTensors() []rt.Tensor {
 	return []rt.Tensor{{
-		Data32:  m.Params.NetConv2d2Kernel[:],
+		Data32:  m.Params.NetConv2d3Kernel[:],
 		Dims:    []int{16, 3, 3, 3},
+		Name:    "net.conv2d#3.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data32: m.Params.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "net.conv2d#3.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data32:  m.Params.NetConv2d2Kernel[:],
+		Dims:    []int{16, 3, 3, 16},
 		Name:    "net.conv2d#2.kernel",
 		Role:    rt.RoleConvKernel,
 		Spatial: []int{1, 2},
@@ -2287,8 +2355,16 @@ func (m *ocannlConvBF16) checkpointTensors() []rt.Tensor {
 		Name:   "net.linear#1.b",
 		Role:   rt.RoleBias,
 	}, {
-		Data32: m.momentum.NetConv2d2Kernel[:],
+		Data32: m.momentum.NetConv2d3Kernel[:],
 		Dims:   []int{16, 3, 3, 3},
+		Name:   "momentum/net.conv2d#3.kernel",
+	}, {
+		Data32: m.momentum.NetConv2d3Bias[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.conv2d#3.bias",
+	}, {
+		Data32: m.momentum.NetConv2d2Kernel[:],
+		Dims:   []int{16, 3, 3, 16},
 		Name:   "momentum/net.conv2d#2.kernel",
 	}, {
 		Data32: m.momentum.NetConv2d2Bias[:],
@@ -32015,7 +32091,12 @@ var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
 //
 //	images: 16 | 12,12,3 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 16 | 10 (input, parameter labels)
-//	net.conv2d#2.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d2Kernel)
+//	net.conv2d#3.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d3Kernel)
+//	net.conv2d#3/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_3_y)
+//	net.conv2d#3.bias: 16 (param, parameter pNetConv2d3Bias)
+//	_net.conv2d#2/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x_1)
+//	net.conv2d#2/x: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x)
+//	net.conv2d#2.kernel: 3,3,16 -> 16 (param, parameter pNetConv2d2Kernel)
 //	net.conv2d#2/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_y)
 //	net.conv2d#2.bias: 16 (param, parameter pNetConv2d2Bias)
 //	_net.conv2d#1/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_1_x_1)
@@ -32044,14 +32125,15 @@ var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
 // Loop nests:
 //
 //	# padded images: dims 16x12x12x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x3
+//	# padded net.conv2d#2/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 16
 //
-//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+//	# net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 //	reset padding of images to 0
-//	fill net.conv2d#2/y with 0
+//	fill net.conv2d#3/y with 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
@@ -32059,7 +32141,28 @@ var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
 //	        for i4 in 0..2:  # reduction
 //	          for i5 in 0..2:  # reduction
 //	            for i6 in 0..2:  # reduction
-//	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.conv2d#3/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#3.kernel[i3, i4, i5, i6]
+//
+//	# _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
+//
+//	# net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1, with _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias fused
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        net.conv2d#2/x[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#3/y[i0, i1, i2, i3] + net.conv2d#3.bias[i3])
+//
+//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+//	reset padding of net.conv2d#2/x to 0
+//	fill net.conv2d#2/y with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..15:  # reduction
+//	              net.conv2d#2/y[i0, i1, i2, i3] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
 //
@@ -32149,7 +32252,7 @@ var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d2Kernel *[432]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlConvTrainLossScratch) {
+func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d3Kernel *[432]float32, pNetConv2d3Bias *[16]float32, pNetConv2d2Kernel *[2304]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlConvTrainLossScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
 	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
@@ -32162,7 +32265,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	region := pool.Enter()
 	defer region.Leave()
 
-	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+	// net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
@@ -32211,11 +32314,52 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvTrainLossPart0Records.Get()
-	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
 	region.Run(rec, 6)
 	*rec = ocannlConvTrainLossPart0{}
 	ocannlConvTrainLossPart0Records.Put(rec)
+
+	// net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1, with _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap40AVX512(&scratch.net_conv2d_2_x[0][i1+1][i2+1][0], &scratch.net_conv2d_3_y[0][i1][i2][0], &pNetConv2d3Bias[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap40AVX2(&scratch.net_conv2d_2_x[0][i1+1][i2+1][0], &scratch.net_conv2d_3_y[0][i1][i2][0], &pNetConv2d3Bias[0])
+			}
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_3_yRow := &scratch.net_conv2d_3_y[i0][i1][i2]
+					net_conv2d_2_xRow := &scratch.net_conv2d_2_x[i0][i1+1][i2+1]
+					for i3 := range 16 {
+						r2 := net_conv2d_3_yRow[i3] + pNetConv2d3Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_conv2d_2_xRow[i3] = r2
+					}
+				}
+			}
+		}
+	}
+
+	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+	// 6 parts of i1 on the pool.
+	rec2 := ocannlConvTrainLossPart1Records.Get()
+	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlConvTrainLossPart1{}
+	ocannlConvTrainLossPart1Records.Put(rec2)
 
 	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
 	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -32238,11 +32382,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0][i1][i2]
 					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0][i1+1][i2+1]
 					for i3 := range 16 {
-						r2 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
-						if !(r2 > 0) {
-							r2 = 0
+						r4 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_conv2d_1_xRow[i3] = r2
+						net_conv2d_1_xRow[i3] = r4
 					}
 				}
 			}
@@ -32251,12 +32395,12 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
 	// 6 parts of i1 on the pool.
-	rec2 := ocannlConvTrainLossPart1Records.Get()
-	rec2.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 6)
-	*rec2 = ocannlConvTrainLossPart1{}
-	ocannlConvTrainLossPart1Records.Put(rec2)
+	rec3 := ocannlConvTrainLossPart2Records.Get()
+	rec3.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 6)
+	*rec3 = ocannlConvTrainLossPart2{}
+	ocannlConvTrainLossPart2Records.Put(rec3)
 
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -32271,11 +32415,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r4 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
-						if !(r4 > 0) {
-							r4 = 0
+						r6 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+						if !(r6 > 0) {
+							r6 = 0
 						}
-						net_hRow[i3] = r4
+						net_hRow[i3] = r6
 					}
 				}
 			}
@@ -32284,23 +32428,23 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlConvTrainLossPart2Records.Get()
-	rec3.pNetLinear1W = pNetLinear1W
-	rec3.scratch = scratch
+	rec4 := ocannlConvTrainLossPart3Records.Get()
+	rec4.pNetLinear1W = pNetLinear1W
+	rec4.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlConvTrainLossPart3Records.Get()
-	rec4.pNetLinear1B = pNetLinear1B
-	rec4.scratch = scratch
+	rec5 := ocannlConvTrainLossPart4Records.Get()
+	rec5.pNetLinear1B = pNetLinear1B
+	rec5.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec3, rec4)
-	*rec3 = ocannlConvTrainLossPart2{}
-	ocannlConvTrainLossPart2Records.Put(rec3)
+	region.RunSeq(8, rec4, rec5)
 	*rec4 = ocannlConvTrainLossPart3{}
 	ocannlConvTrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlConvTrainLossPart4{}
+	ocannlConvTrainLossPart4Records.Put(rec5)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
@@ -32312,11 +32456,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
-			acc4 := float32(math.Inf(-1))
+			acc5 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			scratch.train_cross_entropy_1_m[i0][0] = acc4
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
@@ -32356,11 +32500,11 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
-			acc5 := float32(0)
+			acc6 := float32(0)
 			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_2[i0][0] = acc5
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
@@ -32393,14 +32537,14 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc6 := float32(0)
+		acc7 := float32(0)
 		for i0 := range 16 {
 			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 10 {
-				acc6 += train_1Row2[i1]
+				acc7 += train_1Row2[i1]
 			}
 		}
-		train_2[0] = acc6
+		train_2[0] = acc7
 	}
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -32414,6 +32558,8 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvTrainLossScratch struct {
 	imagesPad                      [16][15][15][3]float32
+	net_conv2d_3_y                 [16][12][12][16]float32
+	net_conv2d_2_x                 [16][15][15][16]float32
 	net_conv2d_2_y                 [16][12][12][16]float32
 	net_conv2d_1_x                 [16][15][15][16]float32
 	net_conv2d_1_y                 [16][6][6][32]float32
@@ -32431,24 +32577,24 @@ type ocannlConvTrainLossScratch struct {
 // ocannlConvTrainLossPart0 is the task record of a loop nest of ocannlConvTrainLoss that runs in 6 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlConvTrainLossPart0 struct {
-	pNetConv2d2Kernel *[432]float32
+	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvTrainLossScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvTrainLossPart0) Part(j17 int) {
-	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
+	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
 	// float32 dot kernel M=16 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 12 {
-				ocannlGemm19AVX512(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0])
+				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 12 {
-				ocannlGemm19AVX2(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0])
+				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else {
@@ -32461,13 +32607,13 @@ func (r *ocannlConvTrainLossPart0) Part(j17 int) {
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow := &scratch.imagesPad[i0][i1+2*j17+i4][i2+i5]
-								pNetConv2d2KernelRow := (*[3]float32)(pNetConv2d2Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
+								pNetConv2d3KernelRow := (*[3]float32)(pNetConv2d3Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
 								for i6 := range 3 {
-									acc += imagesPadRow[i6] * pNetConv2d2KernelRow[i6]
+									acc += imagesPadRow[i6] * pNetConv2d3KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_2_y[i0][i1+2*j17][i2][i3] = acc
+						scratch.net_conv2d_3_y[i0][i1+2*j17][i2][i3] = acc
 					}
 				}
 			}
@@ -32479,45 +32625,45 @@ func (r *ocannlConvTrainLossPart0) Part(j17 int) {
 var ocannlConvTrainLossPart0Records rt.Records[ocannlConvTrainLossPart0]
 
 // ocannlConvTrainLossPart1 is the task record of a loop nest of ocannlConvTrainLoss that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlConvTrainLossPart1 struct {
-	pNetConv2d1Kernel *[4608]float32
+	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 6).
 func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
-	pNetConv2d1Kernel, scratch := r3.pNetConv2d1Kernel, r3.scratch
-	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
+	// float32 dot kernel M=16 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0], &pNetConv2d1Kernel[0])
+		for i1 := range 2 {
+			for i2 := range 12 {
+				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0], &pNetConv2d1Kernel[0])
+		for i1 := range 2 {
+			for i2 := range 12 {
+				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[0][i1+2*j19][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j19][i2][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			for i1 := range 1 {
-				for i2 := range 6 {
-					for i3 := range 32 {
+			for i1 := range 2 {
+				for i2 := range 12 {
+					for i3 := range 16 {
 						acc2 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j19+i4][2*i2+i5]
-								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0][i1+2*j19+i4][i2+i5]
+								pNetConv2d2KernelRow := (*[16]float32)(pNetConv2d2Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
 								for i6 := range 16 {
-									acc2 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
+									acc2 += net_conv2d_2_xRow2[i6] * pNetConv2d2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_1_y[i0][i1+j19][i2][i3] = acc2
+						scratch.net_conv2d_2_y[i0][i1+2*j19][i2][i3] = acc2
 					}
 				}
 			}
@@ -32528,36 +32674,48 @@ func (r3 *ocannlConvTrainLossPart1) Part(j19 int) {
 // ocannlConvTrainLossPart1Records holds the free ocannlConvTrainLossPart1 records.
 var ocannlConvTrainLossPart1Records rt.Records[ocannlConvTrainLossPart1]
 
-// ocannlConvTrainLossPart2 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlConvTrainLossPart2 is the task record of a loop nest of ocannlConvTrainLoss that runs in 6 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlConvTrainLossPart2 struct {
-	pNetLinear1W *[11520]float32
-	scratch      *ocannlConvTrainLossScratch
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvTrainLossScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r5 *ocannlConvTrainLossPart2) Part(j20 int) {
-	pNetLinear1W, scratch := r5.pNetLinear1W, r5.scratch
-	// float32 dot kernel M=2 N=10 K=1152: AVX512 4x4 tile, 2 k blocks of at most 576; AVX2 3x3 tile, k unblocked.
+// Part runs part j21 of the nest (0 <= j21 < 6).
+func (r5 *ocannlConvTrainLossPart2) Part(j21 int) {
+	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
+	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.train_cross_entropy_1_logits_1[2*j20][0], &scratch.net_h[2*j20][0][0][0], &pNetLinear1W[0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm21AVX512(&scratch.net_conv2d_1_y[0][i1+j21][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j21][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.train_cross_entropy_1_logits_1[2*j20][0], &scratch.net_h[2*j20][0][0][0], &pNetLinear1W[0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm21AVX2(&scratch.net_conv2d_1_y[0][i1+j21][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j21][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 2 {
-			for i1 := range 10 {
-				acc3 := float32(0)
+		for i0 := range 16 {
+			for i1 := range 1 {
 				for i2 := range 6 {
-					for i3 := range 6 {
-						pNetLinear1WRow := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+32*i3 : 1152*i1+192*i2+32*i3+32])
-						net_hRow2 := &scratch.net_h[i0+2*j20][i2][i3]
-						for i4 := range 32 {
-							acc3 += pNetLinear1WRow[i4] * net_hRow2[i4]
+					for i3 := range 32 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j21+i4][2*i2+i5]
+								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								for i6 := range 16 {
+									acc3 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
+								}
+							}
 						}
+						scratch.net_conv2d_1_y[i0][i1+j21][i2][i3] = acc3
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+2*j20][i1] = acc3
 			}
 		}
 	}
@@ -32569,24 +32727,62 @@ var ocannlConvTrainLossPart2Records rt.Records[ocannlConvTrainLossPart2]
 // ocannlConvTrainLossPart3 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvTrainLossPart3 struct {
-	pNetLinear1B *[10]float32
+	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvTrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r6 *ocannlConvTrainLossPart3) Part(j21 int) {
-	pNetLinear1B, scratch := r6.pNetLinear1B, r6.scratch
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j21]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j21]
-		for i1 := range 10 {
-			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r7 *ocannlConvTrainLossPart3) Part(j22 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+	// float32 dot kernel M=2 N=10 K=1152: AVX512 4x4 tile, 2 k blocks of at most 576; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&scratch.train_cross_entropy_1_logits_1[2*j22][0], &scratch.net_h[2*j22][0][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&scratch.train_cross_entropy_1_logits_1[2*j22][0], &scratch.net_h[2*j22][0][0][0], &pNetLinear1W[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 10 {
+				acc4 := float32(0)
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pNetLinear1WRow := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+32*i3 : 1152*i1+192*i2+32*i3+32])
+						net_hRow2 := &scratch.net_h[i0+2*j22][i2][i3]
+						for i4 := range 32 {
+							acc4 += pNetLinear1WRow[i4] * net_hRow2[i4]
+						}
+					}
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+2*j22][i1] = acc4
+			}
 		}
 	}
 }
 
 // ocannlConvTrainLossPart3Records holds the free ocannlConvTrainLossPart3 records.
 var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
+
+// ocannlConvTrainLossPart4 is the task record of a loop nest of ocannlConvTrainLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvTrainLossPart4 struct {
+	pNetLinear1B *[10]float32
+	scratch      *ocannlConvTrainLossScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r8 *ocannlConvTrainLossPart4) Part(j23 int) {
+	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j23]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j23]
+		for i1 := range 10 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+		}
+	}
+}
+
+// ocannlConvTrainLossPart4Records holds the free ocannlConvTrainLossPart4 records.
+var ocannlConvTrainLossPart4Records rt.Records[ocannlConvTrainLossPart4]
 
 // ocannlConvBackward runs a tensor program generated by ocannlgen.
 //
@@ -32596,7 +32792,12 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //
 //	images: 16 | 12,12,3 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 16 | 10 (input, parameter labels)
-//	net.conv2d#2.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d2Kernel)
+//	net.conv2d#3.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d3Kernel)
+//	net.conv2d#3/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_3_y)
+//	net.conv2d#3.bias: 16 (param, parameter pNetConv2d3Bias)
+//	_net.conv2d#2/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x_1)
+//	net.conv2d#2/x: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x)
+//	net.conv2d#2.kernel: 3,3,16 -> 16 (param, parameter pNetConv2d2Kernel)
 //	net.conv2d#2/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_y)
 //	net.conv2d#2.bias: 16 (param, parameter pNetConv2d2Bias)
 //	_net.conv2d#1/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_1_x_1)
@@ -32621,7 +32822,12 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
-//	net.conv2d#2.kernel.grad: [16 3 3 3] (let, output parameter gNetConv2d2Kernel)
+//	net.conv2d#3.kernel.grad: [16 3 3 3] (let, output parameter gNetConv2d3Kernel)
+//	net.conv2d#3/y.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_3_y_grad)
+//	net.conv2d#3.bias.grad: [16] (let, output parameter gNetConv2d3Bias)
+//	_net.conv2d#2/x.1.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_x_1_grad)
+//	net.conv2d#2/x.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_x_grad)
+//	net.conv2d#2.kernel.grad: [16 3 3 16] (let, output parameter gNetConv2d2Kernel)
 //	net.conv2d#2/y.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_y_grad)
 //	net.conv2d#2.bias.grad: [16] (let, output parameter gNetConv2d2Bias)
 //	_net.conv2d#1/x.1.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_1_x_1_grad)
@@ -32646,12 +32852,14 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_ordinals.1: [10] (literal, local, in scratch field ordinals_1)
-//	train.cross_entropy#1/m.argmax@8: [16 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_8)
+//	train.cross_entropy#1/m.argmax@11: [16 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_11)
 //
 // Loop nests:
 //
 //	# padded images: dims 16x12x12x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x3
+//	# padded net.conv2d#2/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
+//	# padded net.conv2d#2/x.grad: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x.grad: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //
 //	# init _dim_b.1 (dim)
@@ -32660,9 +32868,9 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	# init _ordinals.1 (the ordinals of [10] reduced points)
 //	init _ordinals.1: range over offsets
 //
-//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+//	# net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 //	reset padding of images to 0
-//	fill net.conv2d#2/y with 0
+//	fill net.conv2d#3/y with 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
@@ -32670,7 +32878,33 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	        for i4 in 0..2:  # reduction
 //	          for i5 in 0..2:  # reduction
 //	            for i6 in 0..2:  # reduction
-//	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.conv2d#3/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#3.kernel[i3, i4, i5, i6]
+//
+//	# _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        _net.conv2d#2/x.1[i0, i1, i2, i3] = net.conv2d#3/y[i0, i1, i2, i3] + net.conv2d#3.bias[i3]
+//
+//	# net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        net.conv2d#2/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.conv2d#2/x.1[i0, i1, i2, i3])
+//
+//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+//	reset padding of net.conv2d#2/x to 0
+//	fill net.conv2d#2/y with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..15:  # reduction
+//	              net.conv2d#2/y[i0, i1, i2, i3] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
 //	for i0 in 0..15:
@@ -32772,6 +33006,10 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	train[0] = neg(_train.3[0])
 //
 //	# zero the gradients
+//	fill net.conv2d#3.kernel.grad with 0
+//	fill net.conv2d#3.bias.grad with 0
+//	fill _net.conv2d#2/x.1.grad with 0
+//	fill net.conv2d#2/x.grad with 0
 //	fill net.conv2d#2.kernel.grad with 0
 //	fill net.conv2d#2.bias.grad with 0
 //	fill _net.conv2d#1/x.1.grad with 0
@@ -32795,71 +33033,71 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	# backprop of op 20 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 //	_train.3.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	# backprop of op 19 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 18 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    _train.1.grad[i0, i1] += _train.2.grad[0]
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	# backprop of op 17 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//	# backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	# backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	# backprop of op 15 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 14 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	# backprop of op 13 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//	# backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	# backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-//	fill train.cross_entropy#1/m.argmax@8 with 10
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@11 = 10 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@11 with 10
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@11
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 10)
+//	    train.cross_entropy#1/m.argmax@11[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 10)
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@11[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//	# backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	# backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	# backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..5:
@@ -32867,7 +33105,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	        for i4 in 0..31:
 //	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net/h[i0, i2, i3, i4]
 //
-//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
+//	# backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..5:
@@ -32875,23 +33113,23 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	        for i4 in 0..31:
 //	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+//	# backprop of op 8 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
 //	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < _net/h.1[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
+//	# backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
 //
-//	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+//	# backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..5:  # reduction
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..31:
 //	        net.conv2d#1.bias.grad[i3] += _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+//	# backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
@@ -32901,7 +33139,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _net/h.1.grad[i0, i1, i2, i3] * net.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+//	# backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 //	reset padding of net.conv2d#1/x to 0
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..5:  # reduction
@@ -32912,7 +33150,7 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	# backprop of op 5 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
 //	reset padding of net.conv2d#1/x.grad to 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
@@ -32920,16 +33158,54 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	      for i3 in 0..15:
 //	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#1/x.1[i0, i1, i2, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
+//	# backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
 //
-//	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
+//	# backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..11:  # reduction
 //	    for i2 in 0..11:  # reduction
 //	      for i3 in 0..15:
 //	        net.conv2d#2.bias.grad[i3] += _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+//	# backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:  # reduction
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..15:
+//	              net.conv2d#2/x.grad[i0, i1 + i4, i2 + i5, i6] += _net.conv2d#1/x.1.grad[i0, i1, i2, i3] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+//	reset padding of net.conv2d#2/x to 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..11:  # reduction
+//	    for i2 in 0..11:  # reduction
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..15:
+//	              net.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 2 (net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#2/x.1.grad
+//	reset padding of net.conv2d#2/x.grad to 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        _net.conv2d#2/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#2/x.1[i0, i1, i2, i3], net.conv2d#2/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//
+//	# backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g1 =+ g; g1 is net.conv2d#3/y.grad (the copy elided: net.conv2d#3/y.grad reads _net.conv2d#2/x.1.grad)
+//
+//	# backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g2 =+ g; g2 is net.conv2d#3.bias.grad
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..11:  # reduction
+//	    for i2 in 0..11:  # reduction
+//	      for i3 in 0..15:
+//	        net.conv2d#3.bias.grad[i3] += _net.conv2d#2/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 0 (net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.conv2d#3.kernel.grad
 //	reset padding of images to 0
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..11:  # reduction
@@ -32938,8 +33214,8 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..2:
-//	              net.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
-func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d2Kernel *[432]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, gNetConv2d2Kernel *[432]float32, gNetConv2d2Bias *[16]float32, gNetConv2d1Kernel *[4608]float32, gNetConv2d1Bias *[32]float32, gNetLinear1W *[11520]float32, gNetLinear1B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlConvBackwardScratch) {
+//	              net.conv2d#3.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#2/x.1.grad[i0, i1, i2, i3]
+func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d3Kernel *[432]float32, pNetConv2d3Bias *[16]float32, pNetConv2d2Kernel *[2304]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, gNetConv2d3Kernel *[432]float32, gNetConv2d3Bias *[16]float32, gNetConv2d2Kernel *[2304]float32, gNetConv2d2Bias *[16]float32, gNetConv2d1Kernel *[4608]float32, gNetConv2d1Bias *[32]float32, gNetLinear1W *[11520]float32, gNetLinear1B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlConvBackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
 	var train_3_grad [1]float32
@@ -32957,7 +33233,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// init _ordinals.1 (the ordinals of [10] reduced points)
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
-	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+	// net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
@@ -33006,19 +33282,19 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBackwardPart0Records.Get()
-	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
 	region.Run(rec, 6)
 	*rec = ocannlConvBackwardPart0{}
 	ocannlConvBackwardPart0Records.Put(rec)
 
-	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
+	// _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBackwardPart1Records.Get()
-	rec2.pNetConv2d2Bias = pNetConv2d2Bias
+	rec2.pNetConv2d3Bias = pNetConv2d3Bias
 	rec2.scratch = scratch
 
-	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+	// net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlConvBackwardPart2Records.Get()
 	rec3.scratch = scratch
@@ -33031,14 +33307,42 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	*rec3 = ocannlConvBackwardPart2{}
 	ocannlConvBackwardPart2Records.Put(rec3)
 
-	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
+	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
 	// 6 parts of i1 on the pool.
 	rec4 := ocannlConvBackwardPart3Records.Get()
-	rec4.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec4.pNetConv2d2Kernel = pNetConv2d2Kernel
 	rec4.scratch = scratch
 	region.Run(rec4, 6)
 	*rec4 = ocannlConvBackwardPart3{}
 	ocannlConvBackwardPart3Records.Put(rec4)
+
+	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlConvBackwardPart4Records.Get()
+	rec5.pNetConv2d2Bias = pNetConv2d2Bias
+	rec5.scratch = scratch
+
+	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlConvBackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec5, rec6)
+	*rec5 = ocannlConvBackwardPart4{}
+	ocannlConvBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlConvBackwardPart5{}
+	ocannlConvBackwardPart5Records.Put(rec6)
+
+	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
+	// 6 parts of i1 on the pool.
+	rec7 := ocannlConvBackwardPart6Records.Get()
+	rec7.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec7.scratch = scratch
+	region.Run(rec7, 6)
+	*rec7 = ocannlConvBackwardPart6{}
+	ocannlConvBackwardPart6Records.Put(rec7)
 
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -33073,11 +33377,11 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 					net_h_1Row2 := &scratch.net_h_1[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r6 := net_h_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r10 := net_h_1Row2[i3]
+						if !(r10 > 0) {
+							r10 = 0
 						}
-						net_hRow[i3] = r6
+						net_hRow[i3] = r10
 					}
 				}
 			}
@@ -33086,23 +33390,23 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlConvBackwardPart4Records.Get()
-	rec5.pNetLinear1W = pNetLinear1W
-	rec5.scratch = scratch
+	rec8 := ocannlConvBackwardPart7Records.Get()
+	rec8.pNetLinear1W = pNetLinear1W
+	rec8.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlConvBackwardPart5Records.Get()
-	rec6.pNetLinear1B = pNetLinear1B
-	rec6.scratch = scratch
+	rec9 := ocannlConvBackwardPart8Records.Get()
+	rec9.pNetLinear1B = pNetLinear1B
+	rec9.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6)
-	*rec5 = ocannlConvBackwardPart4{}
-	ocannlConvBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlConvBackwardPart5{}
-	ocannlConvBackwardPart5Records.Put(rec6)
+	region.RunSeq(8, rec8, rec9)
+	*rec8 = ocannlConvBackwardPart7{}
+	ocannlConvBackwardPart7Records.Put(rec8)
+	*rec9 = ocannlConvBackwardPart8{}
+	ocannlConvBackwardPart8Records.Put(rec9)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
@@ -33114,11 +33418,11 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
-			acc4 := float32(math.Inf(-1))
+			acc5 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			scratch.train_cross_entropy_1_m[i0][0] = acc4
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
@@ -33158,11 +33462,11 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
-			acc5 := float32(0)
+			acc6 := float32(0)
 			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_2[i0][0] = acc5
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
@@ -33195,14 +33499,14 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc6 := float32(0)
+		acc7 := float32(0)
 		for i0 := range 16 {
 			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 10 {
-				acc6 += train_1Row2[i1]
+				acc7 += train_1Row2[i1]
 			}
 		}
-		train_2[0] = acc6
+		train_2[0] = acc7
 	}
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -33212,7 +33516,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetConv2d2Kernel = [432]float32{}
+	*gNetConv2d3Kernel = [432]float32{}
+	*gNetConv2d3Bias = [16]float32{}
+	scratch.net_conv2d_2_x_grad = [16][15][15][16]float32{}
+	*gNetConv2d2Kernel = [2304]float32{}
 	*gNetConv2d2Bias = [16]float32{}
 	scratch.net_conv2d_1_x_grad = [16][15][15][16]float32{}
 	*gNetConv2d1Kernel = [4608]float32{}
@@ -33229,13 +33536,13 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	// backprop of op 20 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 	train_3_grad[0] += -train_grad[0]
 
-	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	// backprop of op 19 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 18 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 16 {
 		train_1_gradRow := &scratch.train_1_grad[i0]
@@ -33244,7 +33551,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		}
 	}
 
-	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// backprop of op 17 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 16 {
 		labelsRow2 := &labels[i0]
 		train_1_gradRow2 := &scratch.train_1_grad[i0]
@@ -33254,7 +33561,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -33264,20 +33571,20 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
+			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
 	}
 
-	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	// backprop of op 15 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 16 {
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	// backprop of op 14 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
@@ -33286,7 +33593,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		}
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// backprop of op 13 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
@@ -33296,7 +33603,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		}
 	}
 
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -33306,65 +33613,65 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
+				acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
-			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
+			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j24 := range 16 {
-		scratch.train_cross_entropy_1_m_argmax_8[j24][0] = 10
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@11 = 10 (no winner yet)
+	for j27 := range 16 {
+		scratch.train_cross_entropy_1_m_argmax_11[j27][0] = 10
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@11
 	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_11[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_11[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_11[i0][0]
 			for i1 := range 10 {
-				var r9 float32
+				var r13 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r9 = 1
+					r13 = 1
 				}
-				r10 := float32(10)
-				if r9 != 0 {
-					r10 = scratch.ordinals_1[i1]
+				r14 := float32(10)
+				if r13 != 0 {
+					r14 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r10)
+				acc10 = min(acc10, r14)
 			}
-			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+			scratch.train_cross_entropy_1_m_argmax_11[i0][0] = acc10
 		}
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_argmax_11V := scratch.train_cross_entropy_1_m_argmax_11[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			var r11 float32
-			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-				r11 = 1
+			var r15 float32
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_11V {
+				r15 = 1
 			}
-			r12 := float32(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r16 := float32(0)
+			if r15 != 0 {
+				r16 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r16
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -33378,43 +33685,43 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
 			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
-				acc10 := gNetLinear1B[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
-				gNetLinear1B[i1] = acc10
+				acc11 := gNetLinear1B[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow9[i1]
+				gNetLinear1B[i1] = acc11
 			}
 		}
 	}
 
-	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetLinear1W = [11520]float32{}
 	}
 	// 6 parts of i2 on the pool.
-	rec7 := ocannlConvBackwardPart6Records.Get()
-	rec7.gNetLinear1W = gNetLinear1W
-	rec7.scratch = scratch
+	rec10 := ocannlConvBackwardPart9Records.Get()
+	rec10.gNetLinear1W = gNetLinear1W
+	rec10.scratch = scratch
 
-	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
 	// 6 parts of i2 on the pool.
-	rec8 := ocannlConvBackwardPart7Records.Get()
-	rec8.pNetLinear1W = pNetLinear1W
-	rec8.scratch = scratch
+	rec11 := ocannlConvBackwardPart10Records.Get()
+	rec11.pNetLinear1W = pNetLinear1W
+	rec11.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec7, rec8)
-	*rec7 = ocannlConvBackwardPart6{}
-	ocannlConvBackwardPart6Records.Put(rec7)
-	*rec8 = ocannlConvBackwardPart7{}
-	ocannlConvBackwardPart7Records.Put(rec8)
+	region.RunSeq(6, rec10, rec11)
+	*rec10 = ocannlConvBackwardPart9{}
+	ocannlConvBackwardPart9Records.Put(rec10)
+	*rec11 = ocannlConvBackwardPart10{}
+	ocannlConvBackwardPart10Records.Put(rec11)
 
-	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+	// backprop of op 8 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
@@ -33429,133 +33736,193 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 					net_h_gradRow2 := &scratch.net_h_grad[i0][i1][i2]
 					net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1][i2]
 					for i3 := range 32 {
-						var r15 float32
+						var r19 float32
 						if 0 < net_h_1Row3[i3] {
-							r15 = 1
+							r19 = 1
 						}
-						r16 := float32(0)
-						if r15 != 0 {
-							r16 = net_h_gradRow2[i3]
+						r20 := float32(0)
+						if r19 != 0 {
+							r20 = net_h_gradRow2[i3]
 						}
-						net_h_1_gradRow[i3] += r16
+						net_h_1_gradRow[i3] += r20
 					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+	// backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlConvBackwardPart8Records.Get()
-	rec9.scratch = scratch
+	rec12 := ocannlConvBackwardPart11Records.Get()
+	rec12.scratch = scratch
 
-	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlConvBackwardPart9Records.Get()
-	rec10.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec10.scratch = scratch
+	rec13 := ocannlConvBackwardPart12Records.Get()
+	rec13.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec13.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec9, rec10)
+	region.RunSeq(8, rec12, rec13)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc12 := gNetConv2d1Bias[j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[0][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[1][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[2][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[3][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[4][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[5][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[6][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[7][j28]
-		gNetConv2d1Bias[j28] = acc12
+	for j31 := range 32 {
+		acc13 := gNetConv2d1Bias[j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[0][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[1][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[2][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[3][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[4][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[5][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[6][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[7][j31]
+		gNetConv2d1Bias[j31] = acc13
 	}
-	rec9.scratch = nil
-	ocannlConvBackwardPart8Records.Put(rec9)
-	*rec10 = ocannlConvBackwardPart9{}
-	ocannlConvBackwardPart9Records.Put(rec10)
+	rec12.scratch = nil
+	ocannlConvBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlConvBackwardPart12{}
+	ocannlConvBackwardPart12Records.Put(rec13)
 
-	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlConvBackwardPart10Records.Get()
-	rec11.gNetConv2d1Kernel = gNetConv2d1Kernel
-	rec11.scratch = scratch
-	region.Run(rec11, 3)
-	*rec11 = ocannlConvBackwardPart10{}
-	ocannlConvBackwardPart10Records.Put(rec11)
+	rec14 := ocannlConvBackwardPart13Records.Get()
+	rec14.gNetConv2d1Kernel = gNetConv2d1Kernel
+	rec14.scratch = scratch
+	region.Run(rec14, 3)
+	*rec14 = ocannlConvBackwardPart13{}
+	ocannlConvBackwardPart13Records.Put(rec14)
 
-	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+	// backprop of op 5 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
 	// 8 parts of the rows of net_conv2d_1_x_grad on the pool.
-	rec12 := ocannlConvBackwardPart11Records.Get()
-	rec12.scratch = scratch
+	rec15 := ocannlConvBackwardPart14Records.Get()
+	rec15.scratch = scratch
 
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2d_1_x_1_grad = [16][12][12][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlConvBackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec16 := ocannlConvBackwardPart15Records.Get()
+	rec16.scratch = scratch
 
-	// backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
+	// backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBackwardPart13Records.Get()
-	rec14.scratch = scratch
+	rec17 := ocannlConvBackwardPart16Records.Get()
+	rec17.scratch = scratch
 
-	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlConvBackwardPart14Records.Get()
-	rec15.scratch = scratch
+	rec18 := ocannlConvBackwardPart17Records.Get()
+	rec18.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec18.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14, rec15)
-	*rec12 = ocannlConvBackwardPart11{}
-	ocannlConvBackwardPart11Records.Put(rec12)
-	*rec13 = ocannlConvBackwardPart12{}
-	ocannlConvBackwardPart12Records.Put(rec13)
+	region.RunSeq(8, rec15, rec16, rec17, rec18)
+	*rec15 = ocannlConvBackwardPart14{}
+	ocannlConvBackwardPart14Records.Put(rec15)
+	*rec16 = ocannlConvBackwardPart15{}
+	ocannlConvBackwardPart15Records.Put(rec16)
 	// The 8 partial sums, added in part order.
-	for j50 := range 16 {
-		acc14 := gNetConv2d2Bias[j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[0][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[1][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[2][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[3][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[4][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[5][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[6][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[7][j50]
-		gNetConv2d2Bias[j50] = acc14
+	for j53 := range 16 {
+		acc15 := gNetConv2d2Bias[j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[0][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[1][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[2][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[3][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[4][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[5][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[6][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[7][j53]
+		gNetConv2d2Bias[j53] = acc15
 	}
-	rec14.scratch = nil
-	ocannlConvBackwardPart13Records.Put(rec14)
+	rec17.scratch = nil
+	ocannlConvBackwardPart16Records.Put(rec17)
+	*rec18 = ocannlConvBackwardPart17{}
+	ocannlConvBackwardPart17Records.Put(rec18)
+
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	// 3 parts of i4 on the pool.
+	rec19 := ocannlConvBackwardPart18Records.Get()
+	rec19.gNetConv2d2Kernel = gNetConv2d2Kernel
+	rec19.scratch = scratch
+	region.Run(rec19, 3)
+	*rec19 = ocannlConvBackwardPart18{}
+	ocannlConvBackwardPart18Records.Put(rec19)
+
+	// backprop of op 2 (net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#2/x.1.grad
+	// 8 parts of the rows of net_conv2d_2_x_grad on the pool.
+	rec20 := ocannlConvBackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_conv2d_2_x_1_grad = [16][12][12][16]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlConvBackwardPart20Records.Get()
+	rec21.scratch = scratch
+
+	// backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g2 =+ g; g2 is net.conv2d#3.bias.grad
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlConvBackwardPart21Records.Get()
+	rec22.scratch = scratch
+
+	// backprop of op 0 (net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.conv2d#3.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlConvBackwardPart22Records.Get()
+	rec23.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec20, rec21, rec22, rec23)
+	*rec20 = ocannlConvBackwardPart19{}
+	ocannlConvBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlConvBackwardPart20{}
+	ocannlConvBackwardPart20Records.Put(rec21)
 	// The 8 partial sums, added in part order.
-	for j52 := range 16 {
-		for j53 := range 3 {
-			for j54 := range 3 {
-				for j55 := range 3 {
-					acc15 := gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[0][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[1][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[2][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[3][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[4][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[5][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[6][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[7][j52][j53][j54][j55]
-					gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55] = acc15
+	for j75 := range 16 {
+		acc17 := gNetConv2d3Bias[j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[0][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[1][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[2][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[3][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[4][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[5][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[6][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[7][j75]
+		gNetConv2d3Bias[j75] = acc17
+	}
+	rec22.scratch = nil
+	ocannlConvBackwardPart21Records.Put(rec22)
+	// The 8 partial sums, added in part order.
+	for j77 := range 16 {
+		for j78 := range 3 {
+			for j79 := range 3 {
+				for j80 := range 3 {
+					acc18 := gNetConv2d3Kernel[27*j77+9*j78+3*j79+j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[0][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[1][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[2][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[3][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[4][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[5][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[6][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[7][j77][j78][j79][j80]
+					gNetConv2d3Kernel[27*j77+9*j78+3*j79+j80] = acc18
 				}
 			}
 		}
 	}
-	rec15.scratch = nil
-	ocannlConvBackwardPart14Records.Put(rec15)
+	rec23.scratch = nil
+	ocannlConvBackwardPart22Records.Put(rec23)
 }
 
 // ocannlConvBackwardScratch holds the local arrays of ocannlConvBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBackwardScratch struct {
 	imagesPad                         [16][15][15][3]float32
+	net_conv2d_3_y                    [16][12][12][16]float32
+	net_conv2d_2_x_1                  [16][12][12][16]float32
+	net_conv2d_2_x                    [16][15][15][16]float32
 	net_conv2d_2_y                    [16][12][12][16]float32
 	net_conv2d_1_x_1                  [16][12][12][16]float32
 	net_conv2d_1_x                    [16][15][15][16]float32
@@ -33570,6 +33937,8 @@ type ocannlConvBackwardScratch struct {
 	train_cross_entropy_1_logp_2      [16][1]float32
 	train_cross_entropy_1_logp_3      [16][1]float32
 	train_1                           [16][10]float32
+	net_conv2d_2_x_1_grad             [16][12][12][16]float32
+	net_conv2d_2_x_grad               [16][15][15][16]float32
 	net_conv2d_1_x_1_grad             [16][12][12][16]float32
 	net_conv2d_1_x_grad               [16][15][15][16]float32
 	net_h_1_grad                      [16][6][6][32]float32
@@ -33582,30 +33951,30 @@ type ocannlConvBackwardScratch struct {
 	train_1_grad                      [16][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
-	train_cross_entropy_1_m_argmax_8  [16][1]float32
+	train_cross_entropy_1_m_argmax_11 [16][1]float32
 }
 
 // ocannlConvBackwardPart0 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlConvBackwardPart0 struct {
-	pNetConv2d2Kernel *[432]float32
+	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvBackwardPart0) Part(j17 int) {
-	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
+	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
 	// float32 dot kernel M=16 N=16 K=9x3: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 12 {
-				ocannlGemm19AVX512(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0])
+				ocannlGemm19AVX512(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 12 {
-				ocannlGemm19AVX2(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0])
+				ocannlGemm19AVX2(&scratch.net_conv2d_3_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d3Kernel[0])
 			}
 		}
 	} else {
@@ -33618,13 +33987,13 @@ func (r *ocannlConvBackwardPart0) Part(j17 int) {
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow := &scratch.imagesPad[i0][i1+2*j17+i4][i2+i5]
-								pNetConv2d2KernelRow := (*[3]float32)(pNetConv2d2Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
+								pNetConv2d3KernelRow := (*[3]float32)(pNetConv2d3Kernel[27*i3+9*i4+3*i5 : 27*i3+9*i4+3*i5+3])
 								for i6 := range 3 {
-									acc += imagesPadRow[i6] * pNetConv2d2KernelRow[i6]
+									acc += imagesPadRow[i6] * pNetConv2d3KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_2_y[i0][i1+2*j17][i2][i3] = acc
+						scratch.net_conv2d_3_y[i0][i1+2*j17][i2][i3] = acc
 					}
 				}
 			}
@@ -33638,26 +34007,26 @@ var ocannlConvBackwardPart0Records rt.Records[ocannlConvBackwardPart0]
 // ocannlConvBackwardPart1 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart1 struct {
-	pNetConv2d2Bias *[16]float32
+	pNetConv2d3Bias *[16]float32
 	scratch         *ocannlConvBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r2 *ocannlConvBackwardPart1) Part(j18 int) {
-	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
+	pNetConv2d3Bias, scratch := r2.pNetConv2d3Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX512(&scratch.net_conv2d_2_x_1[2*j18][0][0][0], &scratch.net_conv2d_3_y[2*j18][0][0][0], &pNetConv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX2(&scratch.net_conv2d_2_x_1[2*j18][0][0][0], &scratch.net_conv2d_3_y[2*j18][0][0][0], &pNetConv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j18][i1][i2]
-					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j18][i1][i2]
+					net_conv2d_3_yRow := &scratch.net_conv2d_3_y[i0+2*j18][i1][i2]
+					net_conv2d_2_x_1Row := &scratch.net_conv2d_2_x_1[i0+2*j18][i1][i2]
 					for i3 := range 16 {
-						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						net_conv2d_2_x_1Row[i3] = net_conv2d_3_yRow[i3] + pNetConv2d3Bias[i3]
 					}
 				}
 			}
@@ -33680,24 +34049,24 @@ func (r4 *ocannlConvBackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX512(&scratch.net_conv2d_2_x[i0+2*j19][1][1][0], &scratch.net_conv2d_2_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX2(&scratch.net_conv2d_2_x[i0+2*j19][1][1][0], &scratch.net_conv2d_2_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j19][i1][i2]
-					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j19][i1+1][i2+1]
+					net_conv2d_2_x_1Row2 := &scratch.net_conv2d_2_x_1[i0+2*j19][i1][i2]
+					net_conv2d_2_xRow := &scratch.net_conv2d_2_x[i0+2*j19][i1+1][i2+1]
 					for i3 := range 16 {
-						r3 := net_conv2d_1_x_1Row2[i3]
+						r3 := net_conv2d_2_x_1Row2[i3]
 						if !(r3 > 0) {
 							r3 = 0
 						}
-						net_conv2d_1_xRow[i3] = r3
+						net_conv2d_2_xRow[i3] = r3
 					}
 				}
 			}
@@ -33709,45 +34078,45 @@ func (r4 *ocannlConvBackwardPart2) Part(j19 int) {
 var ocannlConvBackwardPart2Records rt.Records[ocannlConvBackwardPart2]
 
 // ocannlConvBackwardPart3 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlConvBackwardPart3 struct {
-	pNetConv2d1Kernel *[4608]float32
+	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 6).
 func (r5 *ocannlConvBackwardPart3) Part(j20 int) {
-	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
-	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetConv2d2Kernel, scratch := r5.pNetConv2d2Kernel, r5.scratch
+	// float32 dot kernel M=16 N=16 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0], &pNetConv2d1Kernel[0])
+		for i1 := range 2 {
+			for i2 := range 12 {
+				ocannlGemm20AVX512(&scratch.net_conv2d_2_y[0][i1+2*j20][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j20][i2][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0], &pNetConv2d1Kernel[0])
+		for i1 := range 2 {
+			for i2 := range 12 {
+				ocannlGemm20AVX2(&scratch.net_conv2d_2_y[0][i1+2*j20][i2][0], &scratch.net_conv2d_2_x[0][i1+2*j20][i2][0], &pNetConv2d2Kernel[0])
 			}
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			for i1 := range 1 {
-				for i2 := range 6 {
-					for i3 := range 32 {
+			for i1 := range 2 {
+				for i2 := range 12 {
+					for i3 := range 16 {
 						acc2 := float32(0)
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j20+i4][2*i2+i5]
-								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								net_conv2d_2_xRow2 := &scratch.net_conv2d_2_x[i0][i1+2*j20+i4][i2+i5]
+								pNetConv2d2KernelRow := (*[16]float32)(pNetConv2d2Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
 								for i6 := range 16 {
-									acc2 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
+									acc2 += net_conv2d_2_xRow2[i6] * pNetConv2d2KernelRow[i6]
 								}
 							}
 						}
-						scratch.net_conv2d_1_y[i0][i1+j20][i2][i3] = acc2
+						scratch.net_conv2d_2_y[i0][i1+2*j20][i2][i3] = acc2
 					}
 				}
 			}
@@ -33761,33 +34130,28 @@ var ocannlConvBackwardPart3Records rt.Records[ocannlConvBackwardPart3]
 // ocannlConvBackwardPart4 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart4 struct {
-	pNetLinear1W *[11520]float32
-	scratch      *ocannlConvBackwardScratch
+	pNetConv2d2Bias *[16]float32
+	scratch         *ocannlConvBackwardScratch
 }
 
 // Part runs part j21 of the nest (0 <= j21 < 8).
-func (r7 *ocannlConvBackwardPart4) Part(j21 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
-	// float32 dot kernel M=2 N=10 K=1152: AVX512 4x4 tile, 2 k blocks of at most 576; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlConvBackwardPart4) Part(j21 int) {
+	pNetConv2d2Bias, scratch := r6.pNetConv2d2Bias, r6.scratch
+	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.train_cross_entropy_1_logits_1[2*j21][0], &scratch.net_h[2*j21][0][0][0], &pNetLinear1W[0])
+		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j21][0][0][0], &scratch.net_conv2d_2_y[2*j21][0][0][0], &pNetConv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.train_cross_entropy_1_logits_1[2*j21][0], &scratch.net_h[2*j21][0][0][0], &pNetLinear1W[0])
+		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j21][0][0][0], &scratch.net_conv2d_2_y[2*j21][0][0][0], &pNetConv2d2Bias[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 2 {
-			for i1 := range 10 {
-				acc3 := float32(0)
-				for i2 := range 6 {
-					for i3 := range 6 {
-						pNetLinear1WRow := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+32*i3 : 1152*i1+192*i2+32*i3+32])
-						net_hRow2 := &scratch.net_h[i0+2*j21][i2][i3]
-						for i4 := range 32 {
-							acc3 += pNetLinear1WRow[i4] * net_hRow2[i4]
-						}
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j21][i1][i2]
+					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j21][i1][i2]
+					for i3 := range 16 {
+						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+2*j21][i1] = acc3
 			}
 		}
 	}
@@ -33799,18 +34163,36 @@ var ocannlConvBackwardPart4Records rt.Records[ocannlConvBackwardPart4]
 // ocannlConvBackwardPart5 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart5 struct {
-	pNetLinear1B *[10]float32
-	scratch      *ocannlConvBackwardScratch
+	scratch *ocannlConvBackwardScratch
 }
 
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r8 *ocannlConvBackwardPart5) Part(j22 int) {
-	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
-	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j22]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j22]
-		for i1 := range 10 {
-			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+	scratch := r8.scratch
+	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j22][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j22][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j22][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j22][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j22][i1][i2]
+					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j22][i1+1][i2+1]
+					for i3 := range 16 {
+						r7 := net_conv2d_1_x_1Row2[i3]
+						if !(r7 > 0) {
+							r7 = 0
+						}
+						net_conv2d_1_xRow[i3] = r7
+					}
+				}
+			}
 		}
 	}
 }
@@ -33819,31 +34201,45 @@ func (r8 *ocannlConvBackwardPart5) Part(j22 int) {
 var ocannlConvBackwardPart5Records rt.Records[ocannlConvBackwardPart5]
 
 // ocannlConvBackwardPart6 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 1 values of i2 (see rt.Pool).
+// for each 1 values of i1 (see rt.Pool).
 type ocannlConvBackwardPart6 struct {
-	gNetLinear1W *[11520]float32
-	scratch      *ocannlConvBackwardScratch
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 6).
-func (r13 *ocannlConvBackwardPart6) Part(j25 int) {
-	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
-	// float32 broadcast kernel M=10 N=192 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j23 of the nest (0 <= j23 < 6).
+func (r9 *ocannlConvBackwardPart6) Part(j23 int) {
+	pNetConv2d1Kernel, scratch := r9.pNetConv2d1Kernel, r9.scratch
+	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm21AVX512(&scratch.net_conv2d_1_y[0][i1+j23][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j23][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm21AVX2(&scratch.net_conv2d_1_y[0][i1+j23][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j23][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 6 {
-						net_hRow3 := &scratch.net_h[i0][i2+j25][i3]
-						gNetLinear1WRow := (*[32]float32)(gNetLinear1W[1152*i1+192*i2+192*j25+32*i3 : 1152*i1+192*i2+192*j25+32*i3+32])
-						for i4 := range 32 {
-							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_hRow3[i4]
+			for i1 := range 1 {
+				for i2 := range 6 {
+					for i3 := range 32 {
+						acc3 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j23+i4][2*i2+i5]
+								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								for i6 := range 16 {
+									acc3 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
+								}
+							}
 						}
+						scratch.net_conv2d_1_y[i0][i1+j23][i2][i3] = acc3
 					}
 				}
 			}
@@ -33854,34 +34250,36 @@ func (r13 *ocannlConvBackwardPart6) Part(j25 int) {
 // ocannlConvBackwardPart6Records holds the free ocannlConvBackwardPart6 records.
 var ocannlConvBackwardPart6Records rt.Records[ocannlConvBackwardPart6]
 
-// ocannlConvBackwardPart7 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 1 values of i2 (see rt.Pool).
+// ocannlConvBackwardPart7 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart7 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 6).
-func (r14 *ocannlConvBackwardPart7) Part(j26 int) {
-	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
-	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r11 *ocannlConvBackwardPart7) Part(j24 int) {
+	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
+	// float32 dot kernel M=2 N=10 K=1152: AVX512 4x4 tile, 2 k blocks of at most 576; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm22AVX512(&scratch.train_cross_entropy_1_logits_1[2*j24][0], &scratch.net_h[2*j24][0][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm22AVX2(&scratch.train_cross_entropy_1_logits_1[2*j24][0], &scratch.net_h[2*j24][0][0][0], &pNetLinear1W[0])
 	} else {
-		for i0 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
-				for i2 := range 1 {
+				acc4 := float32(0)
+				for i2 := range 6 {
 					for i3 := range 6 {
-						pNetLinear1WRow2 := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+192*j26+32*i3 : 1152*i1+192*i2+192*j26+32*i3+32])
-						net_h_gradRow := &scratch.net_h_grad[i0][i2+j26][i3]
+						pNetLinear1WRow := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+32*i3 : 1152*i1+192*i2+32*i3+32])
+						net_hRow2 := &scratch.net_h[i0+2*j24][i2][i3]
 						for i4 := range 32 {
-							net_h_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
+							acc4 += pNetLinear1WRow[i4] * net_hRow2[i4]
 						}
 					}
 				}
+				scratch.train_cross_entropy_1_logits_1[i0+2*j24][i1] = acc4
 			}
 		}
 	}
@@ -33893,45 +34291,18 @@ var ocannlConvBackwardPart7Records rt.Records[ocannlConvBackwardPart7]
 // ocannlConvBackwardPart8 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart8 struct {
-	scratch                *ocannlConvBackwardScratch
-	gNetConv2d1BiasPartial [8][32]float32
+	pNetLinear1B *[10]float32
+	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
-	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
-	gNetConv2d1BiasPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := 0; i2 < 4; i2 += 4 {
-					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
-					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+1]
-					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+2]
-					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+3]
-					for i3 := range 32 {
-						acc11 := gNetConv2d1BiasPartialRow[i3]
-						acc11 += net_h_1_gradRow2[i3]
-						acc11 += net_h_1_gradRow3[i3]
-						acc11 += net_h_1_gradRow4[i3]
-						acc11 += net_h_1_gradRow5[i3]
-						gNetConv2d1BiasPartialRow[i3] = acc11
-					}
-				}
-				for i2 := 4; i2 < 6; i2++ {
-					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
-					for i3 := range 32 {
-						gNetConv2d1BiasPartialRow[i3] += net_h_1_gradRow6[i3]
-					}
-				}
-			}
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r12 *ocannlConvBackwardPart8) Part(j25 int) {
+	pNetLinear1B, scratch := r12.pNetLinear1B, r12.scratch
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j25]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j25]
+		for i1 := range 10 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }
@@ -33939,47 +34310,31 @@ func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 // ocannlConvBackwardPart8Records holds the free ocannlConvBackwardPart8 records.
 var ocannlConvBackwardPart8Records rt.Records[ocannlConvBackwardPart8]
 
-// ocannlConvBackwardPart9 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlConvBackwardPart9 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlConvBackwardPart9 struct {
-	pNetConv2d1Kernel *[4608]float32
-	scratch           *ocannlConvBackwardScratch
+	gNetLinear1W *[11520]float32
+	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
-	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
-	// float32 broadcast kernel M=6 N=48 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j28 of the nest (0 <= j28 < 6).
+func (r17 *ocannlConvBackwardPart9) Part(j28 int) {
+	gNetLinear1W, scratch := r17.gNetLinear1W, r17.scratch
+	// float32 broadcast kernel M=10 N=192 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 6 {
-				for i4 := range 3 {
-					ocannlGemm24AVX512(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j29][0][i2][0], &pNetConv2d1Kernel[48*i4])
-				}
-			}
-		}
+		ocannlGemm23AVX512(&gNetLinear1W[192*j28], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j28][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 6 {
-				for i4 := range 3 {
-					ocannlGemm24AVX2(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j29][0][i2][0], &pNetConv2d1Kernel[48*i4])
-				}
-			}
-		}
+		ocannlGemm23AVX2(&gNetLinear1W[192*j28], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j28][0][0])
 	} else {
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					for i3 := range 32 {
-						net_h_1_gradV := scratch.net_h_1_grad[i0+2*j29][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								pNetConv2d1KernelRow2 := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
-								net_conv2d_1_x_gradRow := &scratch.net_conv2d_1_x_grad[i0+2*j29][2*i1+i4][2*i2+i5]
-								for i6 := range 16 {
-									net_conv2d_1_x_gradRow[i6] += net_h_1_gradV * pNetConv2d1KernelRow2[i6]
-								}
-							}
+		for i0 := range 16 {
+			for i1 := range 10 {
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 1 {
+					for i3 := range 6 {
+						net_hRow3 := &scratch.net_h[i0][i2+j28][i3]
+						gNetLinear1WRow := (*[32]float32)(gNetLinear1W[1152*i1+192*i2+192*j28+32*i3 : 1152*i1+192*i2+192*j28+32*i3+32])
+						for i4 := range 32 {
+							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_hRow3[i4]
 						}
 					}
 				}
@@ -33991,35 +34346,31 @@ func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
 // ocannlConvBackwardPart9Records holds the free ocannlConvBackwardPart9 records.
 var ocannlConvBackwardPart9Records rt.Records[ocannlConvBackwardPart9]
 
-// ocannlConvBackwardPart10 is the task record of a loop nest of ocannlConvBackward that runs in 3 parts, one
-// for each 1 values of i4 (see rt.Pool).
+// ocannlConvBackwardPart10 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlConvBackwardPart10 struct {
-	gNetConv2d1Kernel *[4608]float32
-	scratch           *ocannlConvBackwardScratch
+	pNetLinear1W *[11520]float32
+	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 3).
-func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
-	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
-	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j29 of the nest (0 <= j29 < 6).
+func (r18 *ocannlConvBackwardPart10) Part(j29 int) {
+	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
+	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&gNetConv2d1Kernel[48*j30], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
+		ocannlGemm24AVX512(&scratch.net_h_grad[0][j29][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j29])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&gNetConv2d1Kernel[48*j30], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
+		ocannlGemm24AVX2(&scratch.net_h_grad[0][j29][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j29])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					for i3 := range 32 {
-						net_h_1_gradV2 := scratch.net_h_1_grad[i0][i1][i2][i3]
-						for i4 := range 1 {
-							for i5 := range 3 {
-								net_conv2d_1_xRow3 := &scratch.net_conv2d_1_x[i0][2*i1+i4+j30][2*i2+i5]
-								gNetConv2d1KernelRow := (*[16]float32)(gNetConv2d1Kernel[144*i3+48*i4+48*j30+16*i5 : 144*i3+48*i4+48*j30+16*i5+16])
-								for i6 := range 16 {
-									gNetConv2d1KernelRow[i6] += net_conv2d_1_xRow3[i6] * net_h_1_gradV2
-								}
-							}
+			for i1 := range 10 {
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
+				for i2 := range 1 {
+					for i3 := range 6 {
+						pNetLinear1WRow2 := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+192*j29+32*i3 : 1152*i1+192*i2+192*j29+32*i3+32])
+						net_h_gradRow := &scratch.net_h_grad[i0][i2+j29][i3]
+						for i4 := range 32 {
+							net_h_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
 					}
 				}
@@ -34032,70 +34383,44 @@ func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
 var ocannlConvBackwardPart10Records rt.Records[ocannlConvBackwardPart10]
 
 // ocannlConvBackwardPart11 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 rows of net.conv2d#1/x.grad, their margins (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart11 struct {
-	scratch *ocannlConvBackwardScratch
+	scratch                *ocannlConvBackwardScratch
+	gNetConv2d1BiasPartial [8][32]float32
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
-	scratch := r20.scratch
-	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r21 *ocannlConvBackwardPart11) Part(j30 int) {
+	scratch, gNetConv2d1BiasPartial := r21.scratch, &r21.gNetConv2d1BiasPartial
+	gNetConv2d1BiasPartial[j30] = [32]float32{}
+	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j30][0], &scratch.net_h_1_grad[2*j30][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j30][0], &scratch.net_h_1_grad[2*j30][0][0][0])
 	} else {
-		for j32 := range 2 {
-			for j33 := range 15 {
-				for j34 := range 16 {
-					scratch.net_conv2d_1_x_grad[j32+2*j31][0][j33][j34] = 0
-				}
-			}
-		}
-	}
-	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for j35 := range 2 {
-			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
-		}
-	} else if ocannlAVX2 {
-		for j35 := range 2 {
-			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
-		}
-	} else {
-		for j36 := range 2 {
-			for j37 := 13; j37 < 15; j37++ {
-				for j38 := range 15 {
-					for j39 := range 16 {
-						scratch.net_conv2d_1_x_grad[j36+2*j31][j37][j38][j39] = 0
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j30]
+		for i0 := range 2 {
+			for i1 := range 6 {
+				for i2 := 0; i2 < 4; i2 += 4 {
+					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j30][i1][i2]
+					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+1]
+					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+2]
+					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+3]
+					for i3 := range 32 {
+						acc12 := gNetConv2d1BiasPartialRow[i3]
+						acc12 += net_h_1_gradRow2[i3]
+						acc12 += net_h_1_gradRow3[i3]
+						acc12 += net_h_1_gradRow4[i3]
+						acc12 += net_h_1_gradRow5[i3]
+						gNetConv2d1BiasPartialRow[i3] = acc12
 					}
 				}
-			}
-		}
-	}
-	for j40 := range 2 {
-		for j41 := 1; j41 < 13; j41++ {
-			for j42 := range 16 {
-				scratch.net_conv2d_1_x_grad[j40+2*j31][j41][0][j42] = 0
-			}
-		}
-	}
-	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for j43 := range 2 {
-			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
-		}
-	} else if ocannlAVX2 {
-		for j43 := range 2 {
-			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
-		}
-	} else {
-		for j44 := range 2 {
-			for j45 := 1; j45 < 13; j45++ {
-				for j46 := 13; j46 < 15; j46++ {
-					for j47 := range 16 {
-						scratch.net_conv2d_1_x_grad[j44+2*j31][j45][j46][j47] = 0
+				for i2 := 4; i2 < 6; i2++ {
+					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j30][i1][i2]
+					for i3 := range 32 {
+						gNetConv2d1BiasPartialRow[i3] += net_h_1_gradRow6[i3]
 					}
 				}
 			}
@@ -34109,38 +34434,45 @@ var ocannlConvBackwardPart11Records rt.Records[ocannlConvBackwardPart11]
 // ocannlConvBackwardPart12 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart12 struct {
-	scratch *ocannlConvBackwardScratch
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
-	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r22 *ocannlConvBackwardPart12) Part(j32 int) {
+	pNetConv2d1Kernel, scratch := r22.pNetConv2d1Kernel, r22.scratch
+	// float32 broadcast kernel M=6 N=48 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			for i2 := range 6 {
+				for i4 := range 3 {
+					ocannlGemm25AVX512(&scratch.net_conv2d_1_x_grad[i0+2*j32][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j32][0][i2][0], &pNetConv2d1Kernel[48*i4])
+				}
+			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			for i2 := range 6 {
+				for i4 := range 3 {
+					ocannlGemm25AVX2(&scratch.net_conv2d_1_x_grad[i0+2*j32][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j32][0][i2][0], &pNetConv2d1Kernel[48*i4])
+				}
+			}
 		}
 	} else {
 		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j48][i1][i2]
-					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j48][i1+1][i2+1]
-					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
-					for i3 := range 16 {
-						var r21 float32
-						if 0 < net_conv2d_1_x_1Row3[i3] {
-							r21 = 1
+			for i1 := range 6 {
+				for i2 := range 6 {
+					for i3 := range 32 {
+						net_h_1_gradV := scratch.net_h_1_grad[i0+2*j32][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2d1KernelRow2 := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								net_conv2d_1_x_gradRow := &scratch.net_conv2d_1_x_grad[i0+2*j32][2*i1+i4][2*i2+i5]
+								for i6 := range 16 {
+									net_conv2d_1_x_gradRow[i6] += net_h_1_gradV * pNetConv2d1KernelRow2[i6]
+								}
+							}
 						}
-						r22 := float32(0)
-						if r21 != 0 {
-							r22 = net_conv2d_1_x_gradRow2[i3]
-						}
-						net_conv2d_1_x_1_gradRow[i3] += r22
 					}
 				}
 			}
@@ -34151,39 +34483,36 @@ func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 // ocannlConvBackwardPart12Records holds the free ocannlConvBackwardPart12 records.
 var ocannlConvBackwardPart12Records rt.Records[ocannlConvBackwardPart12]
 
-// ocannlConvBackwardPart13 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlConvBackwardPart13 is the task record of a loop nest of ocannlConvBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlConvBackwardPart13 struct {
-	scratch                *ocannlConvBackwardScratch
-	gNetConv2d2BiasPartial [8][16]float32
+	gNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
-	scratch, gNetConv2d2BiasPartial := r24.scratch, &r24.gNetConv2d2BiasPartial
-	gNetConv2d2BiasPartial[j49] = [16]float32{}
-	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j33 of the nest (0 <= j33 < 3).
+func (r23 *ocannlConvBackwardPart13) Part(j33 int) {
+	gNetConv2d1Kernel, scratch := r23.gNetConv2d1Kernel, r23.scratch
+	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlGemm26AVX512(&gNetConv2d1Kernel[48*j33], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j33][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlGemm26AVX2(&gNetConv2d1Kernel[48*j33], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j33][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j49]
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := 0; i2 < 12; i2 += 4 {
-					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2]
-					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+1]
-					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+2]
-					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+3]
-					for i3 := range 16 {
-						acc13 := gNetConv2d2BiasPartialRow[i3]
-						acc13 += net_conv2d_1_x_1_gradRow2[i3]
-						acc13 += net_conv2d_1_x_1_gradRow3[i3]
-						acc13 += net_conv2d_1_x_1_gradRow4[i3]
-						acc13 += net_conv2d_1_x_1_gradRow5[i3]
-						gNetConv2d2BiasPartialRow[i3] = acc13
+		for i0 := range 16 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					for i3 := range 32 {
+						net_h_1_gradV2 := scratch.net_h_1_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_conv2d_1_xRow3 := &scratch.net_conv2d_1_x[i0][2*i1+i4+j33][2*i2+i5]
+								gNetConv2d1KernelRow := (*[16]float32)(gNetConv2d1Kernel[144*i3+48*i4+48*j33+16*i5 : 144*i3+48*i4+48*j33+16*i5+16])
+								for i6 := range 16 {
+									gNetConv2d1KernelRow[i6] += net_conv2d_1_xRow3[i6] * net_h_1_gradV2
+								}
+							}
+						}
 					}
 				}
 			}
@@ -34195,48 +34524,70 @@ func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
 var ocannlConvBackwardPart13Records rt.Records[ocannlConvBackwardPart13]
 
 // ocannlConvBackwardPart14 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 2 rows of net.conv2d#1/x.grad, their margins (see rt.Pool).
 type ocannlConvBackwardPart14 struct {
-	scratch                  *ocannlConvBackwardScratch
-	gNetConv2d2KernelPartial [8][16][3][3][3]float32
+	scratch *ocannlConvBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
-	scratch, gNetConv2d2KernelPartial := r25.scratch, &r25.gNetConv2d2KernelPartial
-	gNetConv2d2KernelPartial[j51] = [16][3][3][3]float32{}
-	// float32 broadcast kernel M=16 N=9 K=12: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r24 *ocannlConvBackwardPart14) Part(j34 int) {
+	scratch := r24.scratch
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 12 {
-				for i4 := range 3 {
-					ocannlGemm26AVX512(&gNetConv2d2KernelPartial[j51][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][i2][0], &scratch.imagesPad[i0+2*j51][i4][i2][0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j34][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j34][0][0][0])
+	} else {
+		for j35 := range 2 {
+			for j36 := range 15 {
+				for j37 := range 16 {
+					scratch.net_conv2d_1_x_grad[j35+2*j34][0][j36][j37] = 0
 				}
 			}
+		}
+	}
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j38 := range 2 {
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j38+2*j34][13][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 12 {
-				for i4 := range 3 {
-					ocannlGemm26AVX2(&gNetConv2d2KernelPartial[j51][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][i2][0], &scratch.imagesPad[i0+2*j51][i4][i2][0])
+		for j38 := range 2 {
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j38+2*j34][13][0][0])
+		}
+	} else {
+		for j39 := range 2 {
+			for j40 := 13; j40 < 15; j40++ {
+				for j41 := range 15 {
+					for j42 := range 16 {
+						scratch.net_conv2d_1_x_grad[j39+2*j34][j40][j41][j42] = 0
+					}
 				}
 			}
 		}
+	}
+	for j43 := range 2 {
+		for j44 := 1; j44 < 13; j44++ {
+			for j45 := range 16 {
+				scratch.net_conv2d_1_x_grad[j43+2*j34][j44][0][j45] = 0
+			}
+		}
+	}
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j46 := range 2 {
+			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j46+2*j34][1][13][0])
+		}
+	} else if ocannlAVX2 {
+		for j46 := range 2 {
+			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j46+2*j34][1][13][0])
+		}
 	} else {
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					for i3 := range 16 {
-						net_conv2d_1_x_1_gradV := scratch.net_conv2d_1_x_1_grad[i0+2*j51][i1][i2][i3]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								imagesPadRow2 := &scratch.imagesPad[i0+2*j51][i1+i4][i2+i5]
-								gNetConv2d2KernelPartialRow := &gNetConv2d2KernelPartial[j51][i3][i4][i5]
-								for i6 := range 3 {
-									gNetConv2d2KernelPartialRow[i6] += imagesPadRow2[i6] * net_conv2d_1_x_1_gradV
-								}
-							}
-						}
+		for j47 := range 2 {
+			for j48 := 1; j48 < 13; j48++ {
+				for j49 := 13; j49 < 15; j49++ {
+					for j50 := range 16 {
+						scratch.net_conv2d_1_x_grad[j47+2*j34][j48][j49][j50] = 0
 					}
 				}
 			}
@@ -34247,6 +34598,402 @@ func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
 // ocannlConvBackwardPart14Records holds the free ocannlConvBackwardPart14 records.
 var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
 
+// ocannlConvBackwardPart15 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart15 struct {
+	scratch *ocannlConvBackwardScratch
+}
+
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r27 *ocannlConvBackwardPart15) Part(j51 int) {
+	scratch := r27.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j51][1][1][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j51][1][1][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j51][i1][i2]
+					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j51][i1+1][i2+1]
+					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j51][i1][i2]
+					for i3 := range 16 {
+						var r25 float32
+						if 0 < net_conv2d_1_x_1Row3[i3] {
+							r25 = 1
+						}
+						r26 := float32(0)
+						if r25 != 0 {
+							r26 = net_conv2d_1_x_gradRow2[i3]
+						}
+						net_conv2d_1_x_1_gradRow[i3] += r26
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart15Records holds the free ocannlConvBackwardPart15 records.
+var ocannlConvBackwardPart15Records rt.Records[ocannlConvBackwardPart15]
+
+// ocannlConvBackwardPart16 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart16 struct {
+	scratch                *ocannlConvBackwardScratch
+	gNetConv2d2BiasPartial [8][16]float32
+}
+
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r28 *ocannlConvBackwardPart16) Part(j52 int) {
+	scratch, gNetConv2d2BiasPartial := r28.scratch, &r28.gNetConv2d2BiasPartial
+	gNetConv2d2BiasPartial[j52] = [16]float32{}
+	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j52][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j52][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j52]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := 0; i2 < 12; i2 += 4 {
+					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2]
+					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+1]
+					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+2]
+					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+3]
+					for i3 := range 16 {
+						acc14 := gNetConv2d2BiasPartialRow[i3]
+						acc14 += net_conv2d_1_x_1_gradRow2[i3]
+						acc14 += net_conv2d_1_x_1_gradRow3[i3]
+						acc14 += net_conv2d_1_x_1_gradRow4[i3]
+						acc14 += net_conv2d_1_x_1_gradRow5[i3]
+						gNetConv2d2BiasPartialRow[i3] = acc14
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart16Records holds the free ocannlConvBackwardPart16 records.
+var ocannlConvBackwardPart16Records rt.Records[ocannlConvBackwardPart16]
+
+// ocannlConvBackwardPart17 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart17 struct {
+	pNetConv2d2Kernel *[2304]float32
+	scratch           *ocannlConvBackwardScratch
+}
+
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r29 *ocannlConvBackwardPart17) Part(j54 int) {
+	pNetConv2d2Kernel, scratch := r29.pNetConv2d2Kernel, r29.scratch
+	// float32 broadcast kernel M=12 N=48 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i4 := range 3 {
+					ocannlGemm27AVX512(&scratch.net_conv2d_2_x_grad[i0+2*j54][i4][i2][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j54][0][i2][0], &pNetConv2d2Kernel[48*i4])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i4 := range 3 {
+					ocannlGemm27AVX2(&scratch.net_conv2d_2_x_grad[i0+2*j54][i4][i2][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j54][0][i2][0], &pNetConv2d2Kernel[48*i4])
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 16 {
+						net_conv2d_1_x_1_gradV := scratch.net_conv2d_1_x_1_grad[i0+2*j54][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetConv2d2KernelRow2 := (*[16]float32)(pNetConv2d2Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								net_conv2d_2_x_gradRow := &scratch.net_conv2d_2_x_grad[i0+2*j54][i1+i4][i2+i5]
+								for i6 := range 16 {
+									net_conv2d_2_x_gradRow[i6] += net_conv2d_1_x_1_gradV * pNetConv2d2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart17Records holds the free ocannlConvBackwardPart17 records.
+var ocannlConvBackwardPart17Records rt.Records[ocannlConvBackwardPart17]
+
+// ocannlConvBackwardPart18 is the task record of a loop nest of ocannlConvBackward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlConvBackwardPart18 struct {
+	gNetConv2d2Kernel *[2304]float32
+	scratch           *ocannlConvBackwardScratch
+}
+
+// Part runs part j55 of the nest (0 <= j55 < 3).
+func (r30 *ocannlConvBackwardPart18) Part(j55 int) {
+	gNetConv2d2Kernel, scratch := r30.gNetConv2d2Kernel, r30.scratch
+	// float32 broadcast kernel M=16 N=48 K=12x12x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm28AVX512(&gNetConv2d2Kernel[48*j55], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j55][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm28AVX2(&gNetConv2d2Kernel[48*j55], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j55][0][0])
+	} else {
+		for i0 := range 16 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 16 {
+						net_conv2d_1_x_1_gradV2 := scratch.net_conv2d_1_x_1_grad[i0][i1][i2][i3]
+						for i4 := range 1 {
+							for i5 := range 3 {
+								net_conv2d_2_xRow3 := &scratch.net_conv2d_2_x[i0][i1+i4+j55][i2+i5]
+								gNetConv2d2KernelRow := (*[16]float32)(gNetConv2d2Kernel[144*i3+48*i4+48*j55+16*i5 : 144*i3+48*i4+48*j55+16*i5+16])
+								for i6 := range 16 {
+									gNetConv2d2KernelRow[i6] += net_conv2d_2_xRow3[i6] * net_conv2d_1_x_1_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart18Records holds the free ocannlConvBackwardPart18 records.
+var ocannlConvBackwardPart18Records rt.Records[ocannlConvBackwardPart18]
+
+// ocannlConvBackwardPart19 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 rows of net.conv2d#2/x.grad, their margins (see rt.Pool).
+type ocannlConvBackwardPart19 struct {
+	scratch *ocannlConvBackwardScratch
+}
+
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r31 *ocannlConvBackwardPart19) Part(j56 int) {
+	scratch := r31.scratch
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_conv2d_2_x_grad[2*j56][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_conv2d_2_x_grad[2*j56][0][0][0])
+	} else {
+		for j57 := range 2 {
+			for j58 := range 15 {
+				for j59 := range 16 {
+					scratch.net_conv2d_2_x_grad[j57+2*j56][0][j58][j59] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j60 := range 2 {
+			ocannlMap49AVX512(&scratch.net_conv2d_2_x_grad[j60+2*j56][13][0][0])
+		}
+	} else if ocannlAVX2 {
+		for j60 := range 2 {
+			ocannlMap49AVX2(&scratch.net_conv2d_2_x_grad[j60+2*j56][13][0][0])
+		}
+	} else {
+		for j61 := range 2 {
+			for j62 := 13; j62 < 15; j62++ {
+				for j63 := range 15 {
+					for j64 := range 16 {
+						scratch.net_conv2d_2_x_grad[j61+2*j56][j62][j63][j64] = 0
+					}
+				}
+			}
+		}
+	}
+	for j65 := range 2 {
+		for j66 := 1; j66 < 13; j66++ {
+			for j67 := range 16 {
+				scratch.net_conv2d_2_x_grad[j65+2*j56][j66][0][j67] = 0
+			}
+		}
+	}
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j68 := range 2 {
+			ocannlMap50AVX512(&scratch.net_conv2d_2_x_grad[j68+2*j56][1][13][0])
+		}
+	} else if ocannlAVX2 {
+		for j68 := range 2 {
+			ocannlMap50AVX2(&scratch.net_conv2d_2_x_grad[j68+2*j56][1][13][0])
+		}
+	} else {
+		for j69 := range 2 {
+			for j70 := 1; j70 < 13; j70++ {
+				for j71 := 13; j71 < 15; j71++ {
+					for j72 := range 16 {
+						scratch.net_conv2d_2_x_grad[j69+2*j56][j70][j71][j72] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart19Records holds the free ocannlConvBackwardPart19 records.
+var ocannlConvBackwardPart19Records rt.Records[ocannlConvBackwardPart19]
+
+// ocannlConvBackwardPart20 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart20 struct {
+	scratch *ocannlConvBackwardScratch
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r34 *ocannlConvBackwardPart20) Part(j73 int) {
+	scratch := r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap51AVX512(&scratch.net_conv2d_2_x_1_grad[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_1[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_grad[i0+2*j73][1][1][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap51AVX2(&scratch.net_conv2d_2_x_1_grad[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_1[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_grad[i0+2*j73][1][1][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_x_1Row3 := &scratch.net_conv2d_2_x_1[i0+2*j73][i1][i2]
+					net_conv2d_2_x_gradRow2 := &scratch.net_conv2d_2_x_grad[i0+2*j73][i1+1][i2+1]
+					net_conv2d_2_x_1_gradRow := &scratch.net_conv2d_2_x_1_grad[i0+2*j73][i1][i2]
+					for i3 := range 16 {
+						var r32 float32
+						if 0 < net_conv2d_2_x_1Row3[i3] {
+							r32 = 1
+						}
+						r33 := float32(0)
+						if r32 != 0 {
+							r33 = net_conv2d_2_x_gradRow2[i3]
+						}
+						net_conv2d_2_x_1_gradRow[i3] += r33
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart20Records holds the free ocannlConvBackwardPart20 records.
+var ocannlConvBackwardPart20Records rt.Records[ocannlConvBackwardPart20]
+
+// ocannlConvBackwardPart21 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart21 struct {
+	scratch                *ocannlConvBackwardScratch
+	gNetConv2d3BiasPartial [8][16]float32
+}
+
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r35 *ocannlConvBackwardPart21) Part(j74 int) {
+	scratch, gNetConv2d3BiasPartial := r35.scratch, &r35.gNetConv2d3BiasPartial
+	gNetConv2d3BiasPartial[j74] = [16]float32{}
+	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetConv2d3BiasPartial[j74][0], &scratch.net_conv2d_2_x_1_grad[2*j74][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce25AVX2(&gNetConv2d3BiasPartial[j74][0], &scratch.net_conv2d_2_x_1_grad[2*j74][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv2d3BiasPartialRow := &gNetConv2d3BiasPartial[j74]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := 0; i2 < 12; i2 += 4 {
+					net_conv2d_2_x_1_gradRow2 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2]
+					net_conv2d_2_x_1_gradRow3 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+1]
+					net_conv2d_2_x_1_gradRow4 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+2]
+					net_conv2d_2_x_1_gradRow5 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+3]
+					for i3 := range 16 {
+						acc16 := gNetConv2d3BiasPartialRow[i3]
+						acc16 += net_conv2d_2_x_1_gradRow2[i3]
+						acc16 += net_conv2d_2_x_1_gradRow3[i3]
+						acc16 += net_conv2d_2_x_1_gradRow4[i3]
+						acc16 += net_conv2d_2_x_1_gradRow5[i3]
+						gNetConv2d3BiasPartialRow[i3] = acc16
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart21Records holds the free ocannlConvBackwardPart21 records.
+var ocannlConvBackwardPart21Records rt.Records[ocannlConvBackwardPart21]
+
+// ocannlConvBackwardPart22 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBackwardPart22 struct {
+	scratch                  *ocannlConvBackwardScratch
+	gNetConv2d3KernelPartial [8][16][3][3][3]float32
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r36 *ocannlConvBackwardPart22) Part(j76 int) {
+	scratch, gNetConv2d3KernelPartial := r36.scratch, &r36.gNetConv2d3KernelPartial
+	gNetConv2d3KernelPartial[j76] = [16][3][3][3]float32{}
+	// float32 broadcast kernel M=16 N=9 K=12: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i4 := range 3 {
+					ocannlGemm29AVX512(&gNetConv2d3KernelPartial[j76][0][i4][0][0], &scratch.net_conv2d_2_x_1_grad[i0+2*j76][0][i2][0], &scratch.imagesPad[i0+2*j76][i4][i2][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 12 {
+				for i4 := range 3 {
+					ocannlGemm29AVX2(&gNetConv2d3KernelPartial[j76][0][i4][0][0], &scratch.net_conv2d_2_x_1_grad[i0+2*j76][0][i2][0], &scratch.imagesPad[i0+2*j76][i4][i2][0])
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					for i3 := range 16 {
+						net_conv2d_2_x_1_gradV := scratch.net_conv2d_2_x_1_grad[i0+2*j76][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								imagesPadRow2 := &scratch.imagesPad[i0+2*j76][i1+i4][i2+i5]
+								gNetConv2d3KernelPartialRow := &gNetConv2d3KernelPartial[j76][i3][i4][i5]
+								for i6 := range 3 {
+									gNetConv2d3KernelPartialRow[i6] += imagesPadRow2[i6] * net_conv2d_2_x_1_gradV
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBackwardPart22Records holds the free ocannlConvBackwardPart22 records.
+var ocannlConvBackwardPart22Records rt.Records[ocannlConvBackwardPart22]
+
 // ocannlConvBF16TrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model ConvBF16.
@@ -34255,7 +35002,12 @@ var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
 //
 //	images: 16 | 12,12,3 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 16 | 10 (input, parameter labels)
-//	net.conv2d#2.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d2Kernel)
+//	net.conv2d#3.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d3Kernel)
+//	net.conv2d#3/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_3_y)
+//	net.conv2d#3.bias: 16 (param, parameter pNetConv2d3Bias)
+//	_net.conv2d#2/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x_1)
+//	net.conv2d#2/x: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x)
+//	net.conv2d#2.kernel: 3,3,16 -> 16 (param, parameter pNetConv2d2Kernel)
 //	net.conv2d#2/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_y)
 //	net.conv2d#2.bias: 16 (param, parameter pNetConv2d2Bias)
 //	_net.conv2d#1/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_1_x_1)
@@ -34284,14 +35036,15 @@ var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
 // Loop nests:
 //
 //	# padded images: dims 16x12x12x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x3
+//	# padded net.conv2d#2/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 16
 //
-//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+//	# net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 //	reset padding of images to 0
-//	fill net.conv2d#2/y with 0
+//	fill net.conv2d#3/y with 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
@@ -34299,7 +35052,28 @@ var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
 //	        for i4 in 0..2:  # reduction
 //	          for i5 in 0..2:  # reduction
 //	            for i6 in 0..2:  # reduction
-//	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.conv2d#3/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#3.kernel[i3, i4, i5, i6]
+//
+//	# _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
+//
+//	# net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1, with _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias fused
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        net.conv2d#2/x[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#3/y[i0, i1, i2, i3] + net.conv2d#3.bias[i3])
+//
+//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+//	reset padding of net.conv2d#2/x to 0
+//	fill net.conv2d#2/y with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..15:  # reduction
+//	              net.conv2d#2/y[i0, i1, i2, i3] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
 //
@@ -34389,7 +35163,7 @@ var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
 //
 //	# train = pointwise neg of _train.3
 //	train[0] = neg(_train.3[0])
-func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d2Kernel *[432]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlConvBF16TrainLossScratch) {
+func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d3Kernel *[432]float32, pNetConv2d3Bias *[16]float32, pNetConv2d2Kernel *[2304]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlConvBF16TrainLossScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
 	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
@@ -34402,7 +35176,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	region := pool.Enter()
 	defer region.Leave()
 
-	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+	// net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
@@ -34449,7 +35223,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 			}
 		}
 	}
-	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+	bf16.Pack(&scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
 		AM:        675,
@@ -34473,11 +35247,74 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16TrainLossPart0Records.Get()
-	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
 	region.Run(rec, 6)
 	*rec = ocannlConvBF16TrainLossPart0{}
 	ocannlConvBF16TrainLossPart0Records.Put(rec)
+
+	// net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1, with _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap40AVX512(&scratch.net_conv2d_2_x[0][i1+1][i2+1][0], &scratch.net_conv2d_3_y[0][i1][i2][0], &pNetConv2d3Bias[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap40AVX2(&scratch.net_conv2d_2_x[0][i1+1][i2+1][0], &scratch.net_conv2d_3_y[0][i1][i2][0], &pNetConv2d3Bias[0])
+			}
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_3_yRow := &scratch.net_conv2d_3_y[i0][i1][i2]
+					net_conv2d_2_xRow := &scratch.net_conv2d_2_x[i0][i1+1][i2+1]
+					for i3 := range 16 {
+						r2 := net_conv2d_3_yRow[i3] + pNetConv2d3Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_conv2d_2_xRow[i3] = r2
+					}
+				}
+			}
+		}
+	}
+
+	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       16,
+		AM3:       240,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
+	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
+	// 6 parts of i1 on the pool.
+	rec2 := ocannlConvBF16TrainLossPart1Records.Get()
+	rec2.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlConvBF16TrainLossPart1{}
+	ocannlConvBF16TrainLossPart1Records.Put(rec2)
 
 	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
 	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -34500,11 +35337,11 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0][i1][i2]
 					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0][i1+1][i2+1]
 					for i3 := range 16 {
-						r2 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
-						if !(r2 > 0) {
-							r2 = 0
+						r4 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_conv2d_1_xRow[i3] = r2
+						net_conv2d_1_xRow[i3] = r4
 					}
 				}
 			}
@@ -34531,12 +35368,12 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		Overwrite: true,
 	})
 	// 6 parts of i1 on the pool.
-	rec2 := ocannlConvBF16TrainLossPart1Records.Get()
-	rec2.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec2.scratch = scratch
-	region.Run(rec2, 6)
-	*rec2 = ocannlConvBF16TrainLossPart1{}
-	ocannlConvBF16TrainLossPart1Records.Put(rec2)
+	rec3 := ocannlConvBF16TrainLossPart2Records.Get()
+	rec3.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 6)
+	*rec3 = ocannlConvBF16TrainLossPart2{}
+	ocannlConvBF16TrainLossPart2Records.Put(rec3)
 
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
@@ -34551,11 +35388,11 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r4 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
-						if !(r4 > 0) {
-							r4 = 0
+						r6 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+						if !(r6 > 0) {
+							r6 = 0
 						}
-						net_hRow[i3] = r4
+						net_hRow[i3] = r6
 					}
 				}
 			}
@@ -34576,23 +35413,23 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec3 := ocannlConvBF16TrainLossPart2Records.Get()
-	rec3.pNetLinear1W = pNetLinear1W
-	rec3.scratch = scratch
+	rec4 := ocannlConvBF16TrainLossPart3Records.Get()
+	rec4.pNetLinear1W = pNetLinear1W
+	rec4.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec4 := ocannlConvBF16TrainLossPart3Records.Get()
-	rec4.pNetLinear1B = pNetLinear1B
-	rec4.scratch = scratch
+	rec5 := ocannlConvBF16TrainLossPart4Records.Get()
+	rec5.pNetLinear1B = pNetLinear1B
+	rec5.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec3, rec4)
-	*rec3 = ocannlConvBF16TrainLossPart2{}
-	ocannlConvBF16TrainLossPart2Records.Put(rec3)
+	region.RunSeq(8, rec4, rec5)
 	*rec4 = ocannlConvBF16TrainLossPart3{}
 	ocannlConvBF16TrainLossPart3Records.Put(rec4)
+	*rec5 = ocannlConvBF16TrainLossPart4{}
+	ocannlConvBF16TrainLossPart4Records.Put(rec5)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
@@ -34604,11 +35441,11 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
-			acc4 := float32(math.Inf(-1))
+			acc5 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			scratch.train_cross_entropy_1_m[i0][0] = acc4
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
@@ -34648,11 +35485,11 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
-			acc5 := float32(0)
+			acc6 := float32(0)
 			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_2[i0][0] = acc5
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
@@ -34685,14 +35522,14 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc6 := float32(0)
+		acc7 := float32(0)
 		for i0 := range 16 {
 			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 10 {
-				acc6 += train_1Row2[i1]
+				acc7 += train_1Row2[i1]
 			}
 		}
-		train_2[0] = acc6
+		train_2[0] = acc7
 	}
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -34706,6 +35543,8 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBF16TrainLossScratch struct {
 	imagesPad                      [16][15][15][3]float32
+	net_conv2d_3_y                 [16][12][12][16]float32
+	net_conv2d_2_x                 [16][15][15][16]float32
 	net_conv2d_2_y                 [16][12][12][16]float32
 	net_conv2d_1_x                 [16][15][15][16]float32
 	net_conv2d_1_y                 [16][6][6][32]float32
@@ -34718,8 +35557,10 @@ type ocannlConvBF16TrainLossScratch struct {
 	train_cross_entropy_1_logp_2   [16][1]float32
 	train_cross_entropy_1_logp_3   [16][1]float32
 	train_1                        [16][10]float32
-	pNetConv2d2KernelBF16          bf16.Packed
+	pNetConv2d3KernelBF16          bf16.Packed
 	imagesPadBF16                  bf16.Converted
+	pNetConv2d2KernelBF16          bf16.Packed
+	net_conv2d_2_xBF16             bf16.Converted
 	pNetConv2d1KernelBF16          bf16.Packed
 	pNetLinear1WBF16               bf16.Packed
 }
@@ -34727,17 +35568,17 @@ type ocannlConvBF16TrainLossScratch struct {
 // ocannlConvBF16TrainLossPart0 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlConvBF16TrainLossPart0 struct {
-	pNetConv2d2Kernel *[432]float32
+	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBF16TrainLossScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
-	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
+	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
-	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
-		F: &pNetConv2d2Kernel[0],
-		P: &scratch.pNetConv2d2KernelBF16,
+	bf16.GemmOps(&scratch.net_conv2d_3_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+		F: &pNetConv2d3Kernel[0],
+		P: &scratch.pNetConv2d3KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       45,
@@ -34765,17 +35606,57 @@ func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
 var ocannlConvBF16TrainLossPart0Records rt.Records[ocannlConvBF16TrainLossPart0]
 
 // ocannlConvBF16TrainLossPart1 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlConvBF16TrainLossPart1 struct {
-	pNetConv2d1Kernel *[4608]float32
+	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBF16TrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 6).
 func (r3 *ocannlConvBF16TrainLossPart1) Part(j19 int) {
-	pNetConv2d1Kernel, scratch := r3.pNetConv2d1Kernel, r3.scratch
+	pNetConv2d2Kernel, scratch := r3.pNetConv2d2Kernel, r3.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j19][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[0][2*j19][0][0]), bf16.Operand{
+		F: &pNetConv2d2Kernel[0],
+		P: &scratch.pNetConv2d2KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       16,
+		AM3:       240,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
+}
+
+// ocannlConvBF16TrainLossPart1Records holds the free ocannlConvBF16TrainLossPart1 records.
+var ocannlConvBF16TrainLossPart1Records rt.Records[ocannlConvBF16TrainLossPart1]
+
+// ocannlConvBF16TrainLossPart2 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlConvBF16TrainLossPart2 struct {
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBF16TrainLossScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 6).
+func (r5 *ocannlConvBF16TrainLossPart2) Part(j21 int) {
+	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x144.
-	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j19][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j19][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j21][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j21][0][0]}, bf16.Operand{
 		F: &pNetConv2d1Kernel[0],
 		P: &scratch.pNetConv2d1KernelBF16,
 	}, bf16.Shape{
@@ -34798,21 +35679,21 @@ func (r3 *ocannlConvBF16TrainLossPart1) Part(j19 int) {
 	})
 }
 
-// ocannlConvBF16TrainLossPart1Records holds the free ocannlConvBF16TrainLossPart1 records.
-var ocannlConvBF16TrainLossPart1Records rt.Records[ocannlConvBF16TrainLossPart1]
+// ocannlConvBF16TrainLossPart2Records holds the free ocannlConvBF16TrainLossPart2 records.
+var ocannlConvBF16TrainLossPart2Records rt.Records[ocannlConvBF16TrainLossPart2]
 
-// ocannlConvBF16TrainLossPart2 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
+// ocannlConvBF16TrainLossPart3 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16TrainLossPart2 struct {
+type ocannlConvBF16TrainLossPart3 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16TrainLossScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 8).
-func (r5 *ocannlConvBF16TrainLossPart2) Part(j20 int) {
-	pNetLinear1W, scratch := r5.pNetLinear1W, r5.scratch
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r7 *ocannlConvBF16TrainLossPart3) Part(j22 int) {
+	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 2x10x1152.
-	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j20][0], bf16.Operand{F: &scratch.net_h[2*j20][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j22][0], bf16.Operand{F: &scratch.net_h[2*j22][0][0][0]}, bf16.Operand{
 		F: &pNetLinear1W[0],
 		P: &scratch.pNetLinear1WBF16,
 	}, bf16.Shape{
@@ -34829,30 +35710,30 @@ func (r5 *ocannlConvBF16TrainLossPart2) Part(j20 int) {
 	})
 }
 
-// ocannlConvBF16TrainLossPart2Records holds the free ocannlConvBF16TrainLossPart2 records.
-var ocannlConvBF16TrainLossPart2Records rt.Records[ocannlConvBF16TrainLossPart2]
+// ocannlConvBF16TrainLossPart3Records holds the free ocannlConvBF16TrainLossPart3 records.
+var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 
-// ocannlConvBF16TrainLossPart3 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
+// ocannlConvBF16TrainLossPart4 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16TrainLossPart3 struct {
+type ocannlConvBF16TrainLossPart4 struct {
 	pNetLinear1B *[10]float32
 	scratch      *ocannlConvBF16TrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r6 *ocannlConvBF16TrainLossPart3) Part(j21 int) {
-	pNetLinear1B, scratch := r6.pNetLinear1B, r6.scratch
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r8 *ocannlConvBF16TrainLossPart4) Part(j23 int) {
+	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j21]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j21]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j23]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j23]
 		for i1 := range 10 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }
 
-// ocannlConvBF16TrainLossPart3Records holds the free ocannlConvBF16TrainLossPart3 records.
-var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
+// ocannlConvBF16TrainLossPart4Records holds the free ocannlConvBF16TrainLossPart4 records.
+var ocannlConvBF16TrainLossPart4Records rt.Records[ocannlConvBF16TrainLossPart4]
 
 // ocannlConvBF16Backward runs a tensor program generated by ocannlgen.
 //
@@ -34862,7 +35743,12 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //
 //	images: 16 | 12,12,3 (input, parameter images, copied into the padded scratch field imagesPad)
 //	labels: 16 | 10 (input, parameter labels)
-//	net.conv2d#2.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d2Kernel)
+//	net.conv2d#3.kernel: 3,3,3 -> 16 (param, parameter pNetConv2d3Kernel)
+//	net.conv2d#3/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_3_y)
+//	net.conv2d#3.bias: 16 (param, parameter pNetConv2d3Bias)
+//	_net.conv2d#2/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x_1)
+//	net.conv2d#2/x: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_x)
+//	net.conv2d#2.kernel: 3,3,16 -> 16 (param, parameter pNetConv2d2Kernel)
 //	net.conv2d#2/y: 16 | 12,12,16 (let, local, in scratch field net_conv2d_2_y)
 //	net.conv2d#2.bias: 16 (param, parameter pNetConv2d2Bias)
 //	_net.conv2d#1/x.1: 16 | 12,12,16 (let, local, in scratch field net_conv2d_1_x_1)
@@ -34887,7 +35773,12 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	_dim_b.1: 1 (dim, constant)
 //	_train.3: 1 (let, local)
 //	train: 1 (let, output parameter loss)
-//	net.conv2d#2.kernel.grad: [16 3 3 3] (let, output parameter gNetConv2d2Kernel)
+//	net.conv2d#3.kernel.grad: [16 3 3 3] (let, output parameter gNetConv2d3Kernel)
+//	net.conv2d#3/y.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_3_y_grad)
+//	net.conv2d#3.bias.grad: [16] (let, output parameter gNetConv2d3Bias)
+//	_net.conv2d#2/x.1.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_x_1_grad)
+//	net.conv2d#2/x.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_x_grad)
+//	net.conv2d#2.kernel.grad: [16 3 3 16] (let, output parameter gNetConv2d2Kernel)
 //	net.conv2d#2/y.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_2_y_grad)
 //	net.conv2d#2.bias.grad: [16] (let, output parameter gNetConv2d2Bias)
 //	_net.conv2d#1/x.1.grad: [16 12 12 16] (let, local, in scratch field net_conv2d_1_x_1_grad)
@@ -34912,12 +35803,14 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
 //	_ordinals.1: [10] (literal, local, in scratch field ordinals_1)
-//	train.cross_entropy#1/m.argmax@8: [16 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_8)
+//	train.cross_entropy#1/m.argmax@11: [16 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_11)
 //
 // Loop nests:
 //
 //	# padded images: dims 16x12x12x3, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x3
+//	# padded net.conv2d#2/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
+//	# padded net.conv2d#2/x.grad: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //	# padded net.conv2d#1/x.grad: dims 16x12x12x16, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 16x15x15x16
 //
 //	# init _dim_b.1 (dim)
@@ -34926,9 +35819,9 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	# init _ordinals.1 (the ordinals of [10] reduced points)
 //	init _ordinals.1: range over offsets
 //
-//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+//	# net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 //	reset padding of images to 0
-//	fill net.conv2d#2/y with 0
+//	fill net.conv2d#3/y with 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
@@ -34936,7 +35829,33 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	        for i4 in 0..2:  # reduction
 //	          for i5 in 0..2:  # reduction
 //	            for i6 in 0..2:  # reduction
-//	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//	              net.conv2d#3/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#3.kernel[i3, i4, i5, i6]
+//
+//	# _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        _net.conv2d#2/x.1[i0, i1, i2, i3] = net.conv2d#3/y[i0, i1, i2, i3] + net.conv2d#3.bias[i3]
+//
+//	# net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        net.conv2d#2/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.conv2d#2/x.1[i0, i1, i2, i3])
+//
+//	# net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+//	reset padding of net.conv2d#2/x to 0
+//	fill net.conv2d#2/y with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..15:  # reduction
+//	              net.conv2d#2/y[i0, i1, i2, i3] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
 //	for i0 in 0..15:
@@ -35038,6 +35957,10 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	train[0] = neg(_train.3[0])
 //
 //	# zero the gradients
+//	fill net.conv2d#3.kernel.grad with 0
+//	fill net.conv2d#3.bias.grad with 0
+//	fill _net.conv2d#2/x.1.grad with 0
+//	fill net.conv2d#2/x.grad with 0
 //	fill net.conv2d#2.kernel.grad with 0
 //	fill net.conv2d#2.bias.grad with 0
 //	fill _net.conv2d#1/x.1.grad with 0
@@ -35061,71 +35984,71 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	# backprop of op 20 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 //	_train.3.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	# backprop of op 19 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 18 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    _train.1.grad[i0, i1] += _train.2.grad[0]
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	# backprop of op 17 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
+//	# backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
-//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	# backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	# backprop of op 15 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 14 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	# backprop of op 13 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
+//	# backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
-//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	# backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-//	fill train.cross_entropy#1/m.argmax@8 with 10
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@11 = 10 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@11 with 10
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@11
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
-//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 10)
+//	    train.cross_entropy#1/m.argmax@11[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 10)
 //
-//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	# backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@11[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
+//	# backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad (the copy elided: _train.cross_entropy#1/logits.1.grad reads train.cross_entropy#1/logits.grad)
 //
-//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	# backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	# backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..9:
 //	    for i2 in 0..5:
@@ -35133,7 +36056,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	        for i4 in 0..31:
 //	          net.linear#1.w.grad[i1, i2, i3, i4] += train.cross_entropy#1/logp.grad[i0, i1] * net/h[i0, i2, i3, i4]
 //
-//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
+//	# backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:  # reduction
 //	    for i2 in 0..5:
@@ -35141,23 +36064,23 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	        for i4 in 0..31:
 //	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+//	# backprop of op 8 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
 //	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < _net/h.1[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
+//	# backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
 //
-//	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+//	# backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..5:  # reduction
 //	    for i2 in 0..5:  # reduction
 //	      for i3 in 0..31:
 //	        net.conv2d#1.bias.grad[i3] += _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+//	# backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
@@ -35167,7 +36090,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i6] += _net/h.1.grad[i0, i1, i2, i3] * net.conv2d#1.kernel[i3, i4, i5, i6]
 //
-//	# backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+//	# backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 //	reset padding of net.conv2d#1/x to 0
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..5:  # reduction
@@ -35178,7 +36101,7 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	# backprop of op 5 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
 //	reset padding of net.conv2d#1/x.grad to 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
@@ -35186,16 +36109,54 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	      for i3 in 0..15:
 //	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#1/x.1[i0, i1, i2, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
+//	# backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
 //
-//	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
+//	# backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..11:  # reduction
 //	    for i2 in 0..11:  # reduction
 //	      for i3 in 0..15:
 //	        net.conv2d#2.bias.grad[i3] += _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+//	# backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:  # reduction
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..15:
+//	              net.conv2d#2/x.grad[i0, i1 + i4, i2 + i5, i6] += _net.conv2d#1/x.1.grad[i0, i1, i2, i3] * net.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+//	reset padding of net.conv2d#2/x to 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..11:  # reduction
+//	    for i2 in 0..11:  # reduction
+//	      for i3 in 0..15:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..15:
+//	              net.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.conv2d#2/x[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 2 (net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#2/x.1.grad
+//	reset padding of net.conv2d#2/x.grad to 0
+//	for i0 in 0..15:
+//	  for i1 in 0..11:
+//	    for i2 in 0..11:
+//	      for i3 in 0..15:
+//	        _net.conv2d#2/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#2/x.1[i0, i1, i2, i3], net.conv2d#2/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//
+//	# backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g1 =+ g; g1 is net.conv2d#3/y.grad (the copy elided: net.conv2d#3/y.grad reads _net.conv2d#2/x.1.grad)
+//
+//	# backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g2 =+ g; g2 is net.conv2d#3.bias.grad
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..11:  # reduction
+//	    for i2 in 0..11:  # reduction
+//	      for i3 in 0..15:
+//	        net.conv2d#3.bias.grad[i3] += _net.conv2d#2/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 0 (net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.conv2d#3.kernel.grad
 //	reset padding of images to 0
 //	for i0 in 0..15:  # reduction
 //	  for i1 in 0..11:  # reduction
@@ -35204,8 +36165,8 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	        for i4 in 0..2:
 //	          for i5 in 0..2:
 //	            for i6 in 0..2:
-//	              net.conv2d#2.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#1/x.1.grad[i0, i1, i2, i3]
-func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d2Kernel *[432]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, gNetConv2d2Kernel *[432]float32, gNetConv2d2Bias *[16]float32, gNetConv2d1Kernel *[4608]float32, gNetConv2d1Bias *[32]float32, gNetLinear1W *[11520]float32, gNetLinear1B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlConvBF16BackwardScratch) {
+//	              net.conv2d#3.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * _net.conv2d#2/x.1.grad[i0, i1, i2, i3]
+func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]float32, pNetConv2d3Kernel *[432]float32, pNetConv2d3Bias *[16]float32, pNetConv2d2Kernel *[2304]float32, pNetConv2d2Bias *[16]float32, pNetConv2d1Kernel *[4608]float32, pNetConv2d1Bias *[32]float32, pNetLinear1W *[11520]float32, pNetLinear1B *[10]float32, gNetConv2d3Kernel *[432]float32, gNetConv2d3Bias *[16]float32, gNetConv2d2Kernel *[2304]float32, gNetConv2d2Bias *[16]float32, gNetConv2d1Kernel *[4608]float32, gNetConv2d1Bias *[32]float32, gNetLinear1W *[11520]float32, gNetLinear1B *[10]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlConvBF16BackwardScratch) {
 	var train_2 [1]float32
 	var train_3 [1]float32
 	var train_3_grad [1]float32
@@ -35223,7 +36184,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// init _ordinals.1 (the ordinals of [10] reduced points)
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
-	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
+	// net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
@@ -35270,7 +36231,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			}
 		}
 	}
-	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+	bf16.Pack(&scratch.pNetConv2d3KernelBF16, &pNetConv2d3Kernel[0], bf16.Shape{
 		AK:        1,
 		AK2:       45,
 		AM:        675,
@@ -35294,19 +36255,19 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16BackwardPart0Records.Get()
-	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec.pNetConv2d3Kernel = pNetConv2d3Kernel
 	rec.scratch = scratch
 	region.Run(rec, 6)
 	*rec = ocannlConvBF16BackwardPart0{}
 	ocannlConvBF16BackwardPart0Records.Put(rec)
 
-	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
+	// _net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlConvBF16BackwardPart1Records.Get()
-	rec2.pNetConv2d2Bias = pNetConv2d2Bias
+	rec2.pNetConv2d3Bias = pNetConv2d3Bias
 	rec2.scratch = scratch
 
-	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+	// net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlConvBF16BackwardPart2Records.Get()
 	rec3.scratch = scratch
@@ -35318,6 +36279,56 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart1Records.Put(rec2)
 	*rec3 = ocannlConvBF16BackwardPart2{}
 	ocannlConvBF16BackwardPart2Records.Put(rec3)
+
+	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel
+	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       16,
+		AM3:       240,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
+	scratch.net_conv2d_2_xBF16.Convert(&scratch.net_conv2d_2_x[0][0][0][0], 57600)
+	// 6 parts of i1 on the pool.
+	rec4 := ocannlConvBF16BackwardPart3Records.Get()
+	rec4.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 6)
+	*rec4 = ocannlConvBF16BackwardPart3{}
+	ocannlConvBF16BackwardPart3Records.Put(rec4)
+
+	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlConvBF16BackwardPart4Records.Get()
+	rec5.pNetConv2d2Bias = pNetConv2d2Bias
+	rec5.scratch = scratch
+
+	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+	// 8 parts of i0 on the pool.
+	rec6 := ocannlConvBF16BackwardPart5Records.Get()
+	rec6.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec5, rec6)
+	*rec5 = ocannlConvBF16BackwardPart4{}
+	ocannlConvBF16BackwardPart4Records.Put(rec5)
+	*rec6 = ocannlConvBF16BackwardPart5{}
+	ocannlConvBF16BackwardPart5Records.Put(rec6)
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
 	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
@@ -35339,12 +36350,12 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i1 on the pool.
-	rec4 := ocannlConvBF16BackwardPart3Records.Get()
-	rec4.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec4.scratch = scratch
-	region.Run(rec4, 6)
-	*rec4 = ocannlConvBF16BackwardPart3{}
-	ocannlConvBF16BackwardPart3Records.Put(rec4)
+	rec7 := ocannlConvBF16BackwardPart6Records.Get()
+	rec7.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec7.scratch = scratch
+	region.Run(rec7, 6)
+	*rec7 = ocannlConvBF16BackwardPart6{}
+	ocannlConvBF16BackwardPart6Records.Put(rec7)
 
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
@@ -35379,11 +36390,11 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 					net_h_1Row2 := &scratch.net_h_1[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r6 := net_h_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r10 := net_h_1Row2[i3]
+						if !(r10 > 0) {
+							r10 = 0
 						}
-						net_hRow[i3] = r6
+						net_hRow[i3] = r10
 					}
 				}
 			}
@@ -35404,23 +36415,23 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlConvBF16BackwardPart4Records.Get()
-	rec5.pNetLinear1W = pNetLinear1W
-	rec5.scratch = scratch
+	rec8 := ocannlConvBF16BackwardPart7Records.Get()
+	rec8.pNetLinear1W = pNetLinear1W
+	rec8.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlConvBF16BackwardPart5Records.Get()
-	rec6.pNetLinear1B = pNetLinear1B
-	rec6.scratch = scratch
+	rec9 := ocannlConvBF16BackwardPart8Records.Get()
+	rec9.pNetLinear1B = pNetLinear1B
+	rec9.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6)
-	*rec5 = ocannlConvBF16BackwardPart4{}
-	ocannlConvBF16BackwardPart4Records.Put(rec5)
-	*rec6 = ocannlConvBF16BackwardPart5{}
-	ocannlConvBF16BackwardPart5Records.Put(rec6)
+	region.RunSeq(8, rec8, rec9)
+	*rec8 = ocannlConvBF16BackwardPart7{}
+	ocannlConvBF16BackwardPart7Records.Put(rec8)
+	*rec9 = ocannlConvBF16BackwardPart8{}
+	ocannlConvBF16BackwardPart8Records.Put(rec9)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
@@ -35432,11 +36443,11 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
-			acc4 := float32(math.Inf(-1))
+			acc5 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				acc5 = max(acc5, train_cross_entropy_1_logitsRow2[i1])
 			}
-			scratch.train_cross_entropy_1_m[i0][0] = acc4
+			scratch.train_cross_entropy_1_m[i0][0] = acc5
 		}
 	}
 
@@ -35476,11 +36487,11 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
-			acc5 := float32(0)
+			acc6 := float32(0)
 			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
+				acc6 += train_cross_entropy_1_logp_1Row2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_2[i0][0] = acc5
+			scratch.train_cross_entropy_1_logp_2[i0][0] = acc6
 		}
 	}
 
@@ -35513,14 +36524,14 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
-		acc6 := float32(0)
+		acc7 := float32(0)
 		for i0 := range 16 {
 			train_1Row2 := &scratch.train_1[i0]
 			for i1 := range 10 {
-				acc6 += train_1Row2[i1]
+				acc7 += train_1Row2[i1]
 			}
 		}
-		train_2[0] = acc6
+		train_2[0] = acc7
 	}
 
 	// _train.3 = pointwise "/." of _train.2, _dim_b.1
@@ -35530,7 +36541,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	loss[0] = -train_3[0]
 
 	// zero the gradients
-	*gNetConv2d2Kernel = [432]float32{}
+	*gNetConv2d3Kernel = [432]float32{}
+	*gNetConv2d3Bias = [16]float32{}
+	scratch.net_conv2d_2_x_grad = [16][15][15][16]float32{}
+	*gNetConv2d2Kernel = [2304]float32{}
 	*gNetConv2d2Bias = [16]float32{}
 	scratch.net_conv2d_1_x_grad = [16][15][15][16]float32{}
 	*gNetConv2d1Kernel = [4608]float32{}
@@ -35547,13 +36561,13 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	// backprop of op 20 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
 	train_3_grad[0] += -train_grad[0]
 
-	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	// backprop of op 19 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 18 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 16 {
 		train_1_gradRow := &scratch.train_1_grad[i0]
@@ -35562,7 +36576,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		}
 	}
 
-	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// backprop of op 17 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	for i0 := range 16 {
 		labelsRow2 := &labels[i0]
 		train_1_gradRow2 := &scratch.train_1_grad[i0]
@@ -35572,7 +36586,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		}
 	}
 
-	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// backprop of op 16 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -35582,20 +36596,20 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			acc7 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
+			acc8 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
 			for i1 := range 10 {
-				acc7 -= train_cross_entropy_1_logp_gradRow2[i1]
+				acc8 -= train_cross_entropy_1_logp_gradRow2[i1]
 			}
-			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+			scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc8
 		}
 	}
 
-	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	// backprop of op 15 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	for i0 := range 16 {
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	// backprop of op 14 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
@@ -35604,7 +36618,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		}
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// backprop of op 13 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
 		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
@@ -35614,7 +36628,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		}
 	}
 
-	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// backprop of op 12 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -35624,65 +36638,65 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_gradRow4 := &scratch.train_cross_entropy_1_logp_grad[i0]
-			acc8 := scratch.train_cross_entropy_1_m_grad[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_grad[i0][0]
 			for i1 := range 10 {
-				acc8 -= train_cross_entropy_1_logp_gradRow4[i1]
+				acc9 -= train_cross_entropy_1_logp_gradRow4[i1]
 			}
-			scratch.train_cross_entropy_1_m_grad[i0][0] = acc8
+			scratch.train_cross_entropy_1_m_grad[i0][0] = acc9
 		}
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j24 := range 16 {
-		scratch.train_cross_entropy_1_m_argmax_8[j24][0] = 10
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@11 = 10 (no winner yet)
+	for j27 := range 16 {
+		scratch.train_cross_entropy_1_m_argmax_11[j27][0] = 10
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@11
 	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_11[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_11[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_11[i0][0]
 			for i1 := range 10 {
-				var r9 float32
+				var r13 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r9 = 1
+					r13 = 1
 				}
-				r10 := float32(10)
-				if r9 != 0 {
-					r10 = scratch.ordinals_1[i1]
+				r14 := float32(10)
+				if r13 != 0 {
+					r14 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r10)
+				acc10 = min(acc10, r14)
 			}
-			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+			scratch.train_cross_entropy_1_m_argmax_11[i0][0] = acc10
 		}
 	}
 
-	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	// backprop of op 11 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_argmax_11V := scratch.train_cross_entropy_1_m_argmax_11[i0][0]
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			var r11 float32
-			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-				r11 = 1
+			var r15 float32
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_11V {
+				r15 = 1
 			}
-			r12 := float32(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r16 := float32(0)
+			if r15 != 0 {
+				r16 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r16
 		}
 	}
 
-	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// backprop of op 10 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
@@ -35696,17 +36710,17 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			train_cross_entropy_1_logp_gradRow8 := &scratch.train_cross_entropy_1_logp_grad[i0+2]
 			train_cross_entropy_1_logp_gradRow9 := &scratch.train_cross_entropy_1_logp_grad[i0+3]
 			for i1 := range 10 {
-				acc10 := gNetLinear1B[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow6[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow7[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow8[i1]
-				acc10 += train_cross_entropy_1_logp_gradRow9[i1]
-				gNetLinear1B[i1] = acc10
+				acc11 := gNetLinear1B[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow6[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow7[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow8[i1]
+				acc11 += train_cross_entropy_1_logp_gradRow9[i1]
+				gNetLinear1B[i1] = acc11
 			}
 		}
 	}
 
-	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	// backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetLinear1W = [11520]float32{}
 	}
@@ -35723,14 +36737,14 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i2 on the pool.
-	rec7 := ocannlConvBF16BackwardPart6Records.Get()
-	rec7.gNetLinear1W = gNetLinear1W
-	rec7.scratch = scratch
-	region.Run(rec7, 6)
-	*rec7 = ocannlConvBF16BackwardPart6{}
-	ocannlConvBF16BackwardPart6Records.Put(rec7)
+	rec10 := ocannlConvBF16BackwardPart9Records.Get()
+	rec10.gNetLinear1W = gNetLinear1W
+	rec10.scratch = scratch
+	region.Run(rec10, 6)
+	*rec10 = ocannlConvBF16BackwardPart9{}
+	ocannlConvBF16BackwardPart9Records.Put(rec10)
 
-	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 9 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
@@ -35747,14 +36761,14 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i2 on the pool.
-	rec8 := ocannlConvBF16BackwardPart7Records.Get()
-	rec8.pNetLinear1W = pNetLinear1W
-	rec8.scratch = scratch
-	region.Run(rec8, 6)
-	*rec8 = ocannlConvBF16BackwardPart7{}
-	ocannlConvBF16BackwardPart7Records.Put(rec8)
+	rec11 := ocannlConvBF16BackwardPart10Records.Get()
+	rec11.pNetLinear1W = pNetLinear1W
+	rec11.scratch = scratch
+	region.Run(rec11, 6)
+	*rec11 = ocannlConvBF16BackwardPart10{}
+	ocannlConvBF16BackwardPart10Records.Put(rec11)
 
-	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+	// backprop of op 8 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
@@ -35769,43 +36783,43 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 					net_h_gradRow2 := &scratch.net_h_grad[i0][i1][i2]
 					net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1][i2]
 					for i3 := range 32 {
-						var r15 float32
+						var r19 float32
 						if 0 < net_h_1Row3[i3] {
-							r15 = 1
+							r19 = 1
 						}
-						r16 := float32(0)
-						if r15 != 0 {
-							r16 = net_h_gradRow2[i3]
+						r20 := float32(0)
+						if r19 != 0 {
+							r20 = net_h_gradRow2[i3]
 						}
-						net_h_1_gradRow[i3] += r16
+						net_h_1_gradRow[i3] += r20
 					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+	// backprop of op 7 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlConvBF16BackwardPart8Records.Get()
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
+	rec12 := ocannlConvBF16BackwardPart11Records.Get()
+	rec12.scratch = scratch
+	region.Run(rec12, 8)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc12 := gNetConv2d1Bias[j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[0][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[1][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[2][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[3][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[4][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[5][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[6][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[7][j28]
-		gNetConv2d1Bias[j28] = acc12
+	for j31 := range 32 {
+		acc13 := gNetConv2d1Bias[j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[0][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[1][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[2][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[3][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[4][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[5][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[6][j31]
+		acc13 += rec12.gNetConv2d1BiasPartial[7][j31]
+		gNetConv2d1Bias[j31] = acc13
 	}
-	rec9.scratch = nil
-	ocannlConvBF16BackwardPart8Records.Put(rec9)
+	rec12.scratch = nil
+	ocannlConvBF16BackwardPart11Records.Put(rec12)
 
-	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 	for i4 := range 3 {
 		bf16.Pack(&scratch.pNetConv2d1KernelBF162[i4], &pNetConv2d1Kernel[48*i4], bf16.Shape{
 			AK: 1,
@@ -35821,14 +36835,14 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], 18432)
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlConvBF16BackwardPart9Records.Get()
-	rec10.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlConvBF16BackwardPart9{}
-	ocannlConvBF16BackwardPart9Records.Put(rec10)
+	rec13 := ocannlConvBF16BackwardPart12Records.Get()
+	rec13.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec13.scratch = scratch
+	region.Run(rec13, 8)
+	*rec13 = ocannlConvBF16BackwardPart12{}
+	ocannlConvBF16BackwardPart12Records.Put(rec13)
 
-	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	// backprop of op 6 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	bf16.PackA(&scratch.net_h_1_gradBF162, &scratch.net_h_1_grad[0][0][0][0], bf16.Shape{
 		AK:  1152,
 		AK2: 32,
@@ -35847,84 +36861,186 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		N:   48,
 	})
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlConvBF16BackwardPart10Records.Get()
-	rec11.gNetConv2d1Kernel = gNetConv2d1Kernel
-	rec11.scratch = scratch
-	region.Run(rec11, 3)
-	*rec11 = ocannlConvBF16BackwardPart10{}
-	ocannlConvBF16BackwardPart10Records.Put(rec11)
+	rec14 := ocannlConvBF16BackwardPart13Records.Get()
+	rec14.gNetConv2d1Kernel = gNetConv2d1Kernel
+	rec14.scratch = scratch
+	region.Run(rec14, 3)
+	*rec14 = ocannlConvBF16BackwardPart13{}
+	ocannlConvBF16BackwardPart13Records.Put(rec14)
 
-	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+	// backprop of op 5 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
 	// 8 parts of the rows of net_conv2d_1_x_grad on the pool.
-	rec12 := ocannlConvBF16BackwardPart11Records.Get()
-	rec12.scratch = scratch
+	rec15 := ocannlConvBF16BackwardPart14Records.Get()
+	rec15.scratch = scratch
 
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2d_1_x_1_grad = [16][12][12][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlConvBF16BackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec16 := ocannlConvBF16BackwardPart15Records.Get()
+	rec16.scratch = scratch
 
-	// backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
+	// backprop of op 4 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBF16BackwardPart13Records.Get()
-	rec14.scratch = scratch
+	rec17 := ocannlConvBF16BackwardPart16Records.Get()
+	rec17.scratch = scratch
 
-	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec15, rec16, rec17)
+	*rec15 = ocannlConvBF16BackwardPart14{}
+	ocannlConvBF16BackwardPart14Records.Put(rec15)
+	*rec16 = ocannlConvBF16BackwardPart15{}
+	ocannlConvBF16BackwardPart15Records.Put(rec16)
+	// The 8 partial sums, added in part order.
+	for j53 := range 16 {
+		acc15 := gNetConv2d2Bias[j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[0][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[1][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[2][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[3][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[4][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[5][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[6][j53]
+		acc15 += rec17.gNetConv2d2BiasPartial[7][j53]
+		gNetConv2d2Bias[j53] = acc15
+	}
+	rec17.scratch = nil
+	ocannlConvBF16BackwardPart16Records.Put(rec17)
+
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g1 =+ g * v2; g1 is net.conv2d#2/x.grad
+	bf16.Pack(&scratch.pNetConv2d2KernelBF162, &pNetConv2d2Kernel[128], bf16.Shape{
+		AK:  1,
+		AK2: 16,
+		AK3: 256,
+		AM:  256,
+		AM2: 16,
+		AM3: 4096,
+		BK:  144,
+		BK2: -16,
+		BK3: -48,
+		BN:  1,
+		CM:  240,
+		CM2: 16,
+		CM3: 3600,
+		CN:  1,
+		K:   16,
+		K2:  3,
+		K3:  3,
+		M:   12,
+		M2:  12,
+		M3:  2,
+		N:   16,
+	})
+	scratch.net_conv2d_1_x_1_gradBF16.Convert(&scratch.net_conv2d_1_x_1_grad[0][0][0][0], [4]int{16, 12, 12, 16}, [4]int{0, 2, 2, 0})
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlConvBF16BackwardPart14Records.Get()
-	rec15.scratch = scratch
+	rec18 := ocannlConvBF16BackwardPart17Records.Get()
+	rec18.pNetConv2d2Kernel = pNetConv2d2Kernel
+	rec18.scratch = scratch
+	region.Run(rec18, 8)
+	*rec18 = ocannlConvBF16BackwardPart17{}
+	ocannlConvBF16BackwardPart17Records.Put(rec18)
+
+	// backprop of op 3 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#2/x, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
+	bf16.PackA(&scratch.net_conv2d_1_x_1_gradBF162, &scratch.net_conv2d_1_x_1_grad[0][0][0][0], bf16.Shape{
+		AK:  2304,
+		AK2: 16,
+		AK3: 192,
+		AM:  1,
+		BK:  3600,
+		BK2: 16,
+		BK3: 240,
+		BN:  1,
+		CM:  144,
+		CN:  1,
+		K:   16,
+		K2:  12,
+		K3:  12,
+		M:   16,
+		N:   48,
+	})
+	// 3 parts of i4 on the pool.
+	rec19 := ocannlConvBF16BackwardPart18Records.Get()
+	rec19.gNetConv2d2Kernel = gNetConv2d2Kernel
+	rec19.scratch = scratch
+	region.Run(rec19, 3)
+	*rec19 = ocannlConvBF16BackwardPart18{}
+	ocannlConvBF16BackwardPart18Records.Put(rec19)
+
+	// backprop of op 2 (net.conv2d#2/x = pointwise relu of _net.conv2d#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#2/x.1.grad
+	// 8 parts of the rows of net_conv2d_2_x_grad on the pool.
+	rec20 := ocannlConvBF16BackwardPart19Records.Get()
+	rec20.scratch = scratch
+
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_conv2d_2_x_1_grad = [16][12][12][16]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec21 := ocannlConvBF16BackwardPart20Records.Get()
+	rec21.scratch = scratch
+
+	// backprop of op 1 (_net.conv2d#2/x.1 = pointwise "+" of net.conv2d#3/y, net.conv2d#3.bias): g2 =+ g; g2 is net.conv2d#3.bias.grad
+	// 8 parts of i0 on the pool.
+	rec22 := ocannlConvBF16BackwardPart21Records.Get()
+	rec22.scratch = scratch
+
+	// backprop of op 0 (net.conv2d#3/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#3.kernel): g2 =+ v1 * g; g2 is net.conv2d#3.kernel.grad
+	// 8 parts of i0 on the pool.
+	rec23 := ocannlConvBF16BackwardPart22Records.Get()
+	rec23.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14, rec15)
-	*rec12 = ocannlConvBF16BackwardPart11{}
-	ocannlConvBF16BackwardPart11Records.Put(rec12)
-	*rec13 = ocannlConvBF16BackwardPart12{}
-	ocannlConvBF16BackwardPart12Records.Put(rec13)
+	region.RunSeq(8, rec20, rec21, rec22, rec23)
+	*rec20 = ocannlConvBF16BackwardPart19{}
+	ocannlConvBF16BackwardPart19Records.Put(rec20)
+	*rec21 = ocannlConvBF16BackwardPart20{}
+	ocannlConvBF16BackwardPart20Records.Put(rec21)
 	// The 8 partial sums, added in part order.
-	for j50 := range 16 {
-		acc14 := gNetConv2d2Bias[j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[0][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[1][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[2][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[3][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[4][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[5][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[6][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[7][j50]
-		gNetConv2d2Bias[j50] = acc14
+	for j75 := range 16 {
+		acc17 := gNetConv2d3Bias[j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[0][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[1][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[2][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[3][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[4][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[5][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[6][j75]
+		acc17 += rec22.gNetConv2d3BiasPartial[7][j75]
+		gNetConv2d3Bias[j75] = acc17
 	}
-	rec14.scratch = nil
-	ocannlConvBF16BackwardPart13Records.Put(rec14)
+	rec22.scratch = nil
+	ocannlConvBF16BackwardPart21Records.Put(rec22)
 	// The 8 partial sums, added in part order.
-	for j52 := range 16 {
-		for j53 := range 3 {
-			for j54 := range 3 {
-				for j55 := range 3 {
-					acc15 := gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[0][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[1][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[2][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[3][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[4][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[5][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[6][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[7][j52][j53][j54][j55]
-					gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55] = acc15
+	for j77 := range 16 {
+		for j78 := range 3 {
+			for j79 := range 3 {
+				for j80 := range 3 {
+					acc18 := gNetConv2d3Kernel[27*j77+9*j78+3*j79+j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[0][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[1][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[2][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[3][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[4][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[5][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[6][j77][j78][j79][j80]
+					acc18 += rec23.gNetConv2d3KernelPartial[7][j77][j78][j79][j80]
+					gNetConv2d3Kernel[27*j77+9*j78+3*j79+j80] = acc18
 				}
 			}
 		}
 	}
-	rec15.scratch = nil
-	ocannlConvBF16BackwardPart14Records.Put(rec15)
+	rec23.scratch = nil
+	ocannlConvBF16BackwardPart22Records.Put(rec23)
 }
 
 // ocannlConvBF16BackwardScratch holds the local arrays of ocannlConvBF16Backward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBF16BackwardScratch struct {
 	imagesPad                            [16][15][15][3]float32
+	net_conv2d_3_y                       [16][12][12][16]float32
+	net_conv2d_2_x_1                     [16][12][12][16]float32
+	net_conv2d_2_x                       [16][15][15][16]float32
 	net_conv2d_2_y                       [16][12][12][16]float32
 	net_conv2d_1_x_1                     [16][12][12][16]float32
 	net_conv2d_1_x                       [16][15][15][16]float32
@@ -35939,6 +37055,8 @@ type ocannlConvBF16BackwardScratch struct {
 	train_cross_entropy_1_logp_2         [16][1]float32
 	train_cross_entropy_1_logp_3         [16][1]float32
 	train_1                              [16][10]float32
+	net_conv2d_2_x_1_grad                [16][12][12][16]float32
+	net_conv2d_2_x_grad                  [16][15][15][16]float32
 	net_conv2d_1_x_1_grad                [16][12][12][16]float32
 	net_conv2d_1_x_grad                  [16][15][15][16]float32
 	net_h_1_grad                         [16][6][6][32]float32
@@ -35951,9 +37069,11 @@ type ocannlConvBF16BackwardScratch struct {
 	train_1_grad                         [16][10]float32
 	train_2_grad                         [1]float32
 	ordinals_1                           [10]float32
-	train_cross_entropy_1_m_argmax_8     [16][1]float32
-	pNetConv2d2KernelBF16                bf16.Packed
+	train_cross_entropy_1_m_argmax_11    [16][1]float32
+	pNetConv2d3KernelBF16                bf16.Packed
 	imagesPadBF16                        bf16.Converted
+	pNetConv2d2KernelBF16                bf16.Packed
+	net_conv2d_2_xBF16                   bf16.Converted
 	pNetConv2d1KernelBF16                bf16.Packed
 	pNetLinear1WBF16                     bf16.Packed
 	train_cross_entropy_1_logp_gradBF16  bf16.Packed
@@ -35961,22 +37081,25 @@ type ocannlConvBF16BackwardScratch struct {
 	pNetConv2d1KernelBF162               [3]bf16.Packed
 	net_h_1_gradBF16                     bf16.Converted
 	net_h_1_gradBF162                    bf16.Packed
+	pNetConv2d2KernelBF162               bf16.Packed
+	net_conv2d_1_x_1_gradBF16            bf16.Padded
+	net_conv2d_1_x_1_gradBF162           bf16.Packed
 }
 
 // ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 2 values of i1 (see rt.Pool).
 type ocannlConvBF16BackwardPart0 struct {
-	pNetConv2d2Kernel *[432]float32
+	pNetConv2d3Kernel *[432]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
-	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
+	pNetConv2d3Kernel, scratch := r.pNetConv2d3Kernel, r.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
-	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
-		F: &pNetConv2d2Kernel[0],
-		P: &scratch.pNetConv2d2KernelBF16,
+	bf16.GemmOps(&scratch.net_conv2d_3_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+		F: &pNetConv2d3Kernel[0],
+		P: &scratch.pNetConv2d3KernelBF16,
 	}, bf16.Shape{
 		AK:        1,
 		AK2:       45,
@@ -36006,26 +37129,26 @@ var ocannlConvBF16BackwardPart0Records rt.Records[ocannlConvBF16BackwardPart0]
 // ocannlConvBF16BackwardPart1 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBF16BackwardPart1 struct {
-	pNetConv2d2Bias *[16]float32
+	pNetConv2d3Bias *[16]float32
 	scratch         *ocannlConvBF16BackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r2 *ocannlConvBF16BackwardPart1) Part(j18 int) {
-	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
+	pNetConv2d3Bias, scratch := r2.pNetConv2d3Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX512(&scratch.net_conv2d_2_x_1[2*j18][0][0][0], &scratch.net_conv2d_3_y[2*j18][0][0][0], &pNetConv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap43AVX2(&scratch.net_conv2d_2_x_1[2*j18][0][0][0], &scratch.net_conv2d_3_y[2*j18][0][0][0], &pNetConv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j18][i1][i2]
-					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j18][i1][i2]
+					net_conv2d_3_yRow := &scratch.net_conv2d_3_y[i0+2*j18][i1][i2]
+					net_conv2d_2_x_1Row := &scratch.net_conv2d_2_x_1[i0+2*j18][i1][i2]
 					for i3 := range 16 {
-						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						net_conv2d_2_x_1Row[i3] = net_conv2d_3_yRow[i3] + pNetConv2d3Bias[i3]
 					}
 				}
 			}
@@ -36048,24 +37171,24 @@ func (r4 *ocannlConvBF16BackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX512(&scratch.net_conv2d_2_x[i0+2*j19][1][1][0], &scratch.net_conv2d_2_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap44AVX2(&scratch.net_conv2d_2_x[i0+2*j19][1][1][0], &scratch.net_conv2d_2_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j19][i1][i2]
-					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j19][i1+1][i2+1]
+					net_conv2d_2_x_1Row2 := &scratch.net_conv2d_2_x_1[i0+2*j19][i1][i2]
+					net_conv2d_2_xRow := &scratch.net_conv2d_2_x[i0+2*j19][i1+1][i2+1]
 					for i3 := range 16 {
-						r3 := net_conv2d_1_x_1Row2[i3]
+						r3 := net_conv2d_2_x_1Row2[i3]
 						if !(r3 > 0) {
 							r3 = 0
 						}
-						net_conv2d_1_xRow[i3] = r3
+						net_conv2d_2_xRow[i3] = r3
 					}
 				}
 			}
@@ -36077,17 +37200,130 @@ func (r4 *ocannlConvBF16BackwardPart2) Part(j19 int) {
 var ocannlConvBF16BackwardPart2Records rt.Records[ocannlConvBF16BackwardPart2]
 
 // ocannlConvBF16BackwardPart3 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlConvBF16BackwardPart3 struct {
-	pNetConv2d1Kernel *[4608]float32
+	pNetConv2d2Kernel *[2304]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 6).
 func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
-	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
+	pNetConv2d2Kernel, scratch := r5.pNetConv2d2Kernel, r5.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j20][0][0], scratch.net_conv2d_2_xBF16.At(&scratch.net_conv2d_2_x[0][2*j20][0][0]), bf16.Operand{
+		F: &pNetConv2d2Kernel[0],
+		P: &scratch.pNetConv2d2KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       16,
+		AM3:       240,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
+}
+
+// ocannlConvBF16BackwardPart3Records holds the free ocannlConvBF16BackwardPart3 records.
+var ocannlConvBF16BackwardPart3Records rt.Records[ocannlConvBF16BackwardPart3]
+
+// ocannlConvBF16BackwardPart4 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBF16BackwardPart4 struct {
+	pNetConv2d2Bias *[16]float32
+	scratch         *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r6 *ocannlConvBF16BackwardPart4) Part(j21 int) {
+	pNetConv2d2Bias, scratch := r6.pNetConv2d2Bias, r6.scratch
+	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j21][0][0][0], &scratch.net_conv2d_2_y[2*j21][0][0][0], &pNetConv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j21][0][0][0], &scratch.net_conv2d_2_y[2*j21][0][0][0], &pNetConv2d2Bias[0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j21][i1][i2]
+					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j21][i1][i2]
+					for i3 := range 16 {
+						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBF16BackwardPart4Records holds the free ocannlConvBF16BackwardPart4 records.
+var ocannlConvBF16BackwardPart4Records rt.Records[ocannlConvBF16BackwardPart4]
+
+// ocannlConvBF16BackwardPart5 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBF16BackwardPart5 struct {
+	scratch *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r8 *ocannlConvBF16BackwardPart5) Part(j22 int) {
+	scratch := r8.scratch
+	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j22][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j22][0][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j22][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j22][0][0][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j22][i1][i2]
+					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j22][i1+1][i2+1]
+					for i3 := range 16 {
+						r7 := net_conv2d_1_x_1Row2[i3]
+						if !(r7 > 0) {
+							r7 = 0
+						}
+						net_conv2d_1_xRow[i3] = r7
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBF16BackwardPart5Records holds the free ocannlConvBF16BackwardPart5 records.
+var ocannlConvBF16BackwardPart5Records rt.Records[ocannlConvBF16BackwardPart5]
+
+// ocannlConvBF16BackwardPart6 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlConvBF16BackwardPart6 struct {
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j23 of the nest (0 <= j23 < 6).
+func (r9 *ocannlConvBF16BackwardPart6) Part(j23 int) {
+	pNetConv2d1Kernel, scratch := r9.pNetConv2d1Kernel, r9.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x144.
-	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j20][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j20][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j23][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j23][0][0]}, bf16.Operand{
 		F: &pNetConv2d1Kernel[0],
 		P: &scratch.pNetConv2d1KernelBF16,
 	}, bf16.Shape{
@@ -36110,21 +37346,21 @@ func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart3Records holds the free ocannlConvBF16BackwardPart3 records.
-var ocannlConvBF16BackwardPart3Records rt.Records[ocannlConvBF16BackwardPart3]
+// ocannlConvBF16BackwardPart6Records holds the free ocannlConvBF16BackwardPart6 records.
+var ocannlConvBF16BackwardPart6Records rt.Records[ocannlConvBF16BackwardPart6]
 
-// ocannlConvBF16BackwardPart4 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart7 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart4 struct {
+type ocannlConvBF16BackwardPart7 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r7 *ocannlConvBF16BackwardPart4) Part(j21 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r11 *ocannlConvBF16BackwardPart7) Part(j24 int) {
+	pNetLinear1W, scratch := r11.pNetLinear1W, r11.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 2x10x1152.
-	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j21][0], bf16.Operand{F: &scratch.net_h[2*j21][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j24][0], bf16.Operand{F: &scratch.net_h[2*j24][0][0][0]}, bf16.Operand{
 		F: &pNetLinear1W[0],
 		P: &scratch.pNetLinear1WBF16,
 	}, bf16.Shape{
@@ -36141,46 +37377,46 @@ func (r7 *ocannlConvBF16BackwardPart4) Part(j21 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart4Records holds the free ocannlConvBF16BackwardPart4 records.
-var ocannlConvBF16BackwardPart4Records rt.Records[ocannlConvBF16BackwardPart4]
+// ocannlConvBF16BackwardPart7Records holds the free ocannlConvBF16BackwardPart7 records.
+var ocannlConvBF16BackwardPart7Records rt.Records[ocannlConvBF16BackwardPart7]
 
-// ocannlConvBF16BackwardPart5 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart8 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart5 struct {
+type ocannlConvBF16BackwardPart8 struct {
 	pNetLinear1B *[10]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlConvBF16BackwardPart5) Part(j22 int) {
-	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
+// Part runs part j25 of the nest (0 <= j25 < 8).
+func (r12 *ocannlConvBF16BackwardPart8) Part(j25 int) {
+	pNetLinear1B, scratch := r12.pNetLinear1B, r12.scratch
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j22]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j22]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j25]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j25]
 		for i1 := range 10 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }
 
-// ocannlConvBF16BackwardPart5Records holds the free ocannlConvBF16BackwardPart5 records.
-var ocannlConvBF16BackwardPart5Records rt.Records[ocannlConvBF16BackwardPart5]
+// ocannlConvBF16BackwardPart8Records holds the free ocannlConvBF16BackwardPart8 records.
+var ocannlConvBF16BackwardPart8Records rt.Records[ocannlConvBF16BackwardPart8]
 
-// ocannlConvBF16BackwardPart6 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// ocannlConvBF16BackwardPart9 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBF16BackwardPart6 struct {
+type ocannlConvBF16BackwardPart9 struct {
 	gNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 6).
-func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
-	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
+// Part runs part j28 of the nest (0 <= j28 < 6).
+func (r17 *ocannlConvBF16BackwardPart9) Part(j28 int) {
+	gNetLinear1W, scratch := r17.gNetLinear1W, r17.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 10x192x16.
-	bf16.GemmOps(&gNetLinear1W[192*j25], bf16.Operand{
+	bf16.GemmOps(&gNetLinear1W[192*j28], bf16.Operand{
 		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
 		P: &scratch.train_cross_entropy_1_logp_gradBF16,
-	}, bf16.Operand{F: &scratch.net_h[0][j25][0][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_h[0][j28][0][0]}, bf16.Shape{
 		AK:        10,
 		AM:        1,
 		BK:        1152,
@@ -36194,24 +37430,24 @@ func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart6Records holds the free ocannlConvBF16BackwardPart6 records.
-var ocannlConvBF16BackwardPart6Records rt.Records[ocannlConvBF16BackwardPart6]
+// ocannlConvBF16BackwardPart9Records holds the free ocannlConvBF16BackwardPart9 records.
+var ocannlConvBF16BackwardPart9Records rt.Records[ocannlConvBF16BackwardPart9]
 
-// ocannlConvBF16BackwardPart7 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// ocannlConvBF16BackwardPart10 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBF16BackwardPart7 struct {
+type ocannlConvBF16BackwardPart10 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 6).
-func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
-	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
+// Part runs part j29 of the nest (0 <= j29 < 6).
+func (r18 *ocannlConvBF16BackwardPart10) Part(j29 int) {
+	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x192x10.
-	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], bf16.Operand{
+	bf16.GemmOps(&scratch.net_h_grad[0][j29][0][0], bf16.Operand{
 		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
 		P: &scratch.train_cross_entropy_1_logp_gradBF162,
-	}, bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
+	}, bf16.Operand{F: &pNetLinear1W[192*j29]}, bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -36225,46 +37461,46 @@ func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart7Records holds the free ocannlConvBF16BackwardPart7 records.
-var ocannlConvBF16BackwardPart7Records rt.Records[ocannlConvBF16BackwardPart7]
+// ocannlConvBF16BackwardPart10Records holds the free ocannlConvBF16BackwardPart10 records.
+var ocannlConvBF16BackwardPart10Records rt.Records[ocannlConvBF16BackwardPart10]
 
-// ocannlConvBF16BackwardPart8 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart11 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart8 struct {
+type ocannlConvBF16BackwardPart11 struct {
 	scratch                *ocannlConvBF16BackwardScratch
 	gNetConv2d1BiasPartial [8][32]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
-	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
-	gNetConv2d1BiasPartial[j27] = [32]float32{}
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r21 *ocannlConvBF16BackwardPart11) Part(j30 int) {
+	scratch, gNetConv2d1BiasPartial := r21.scratch, &r21.gNetConv2d1BiasPartial
+	gNetConv2d1BiasPartial[j30] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j30][0], &scratch.net_h_1_grad[2*j30][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j30][0], &scratch.net_h_1_grad[2*j30][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
+		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j30]
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := 0; i2 < 4; i2 += 4 {
-					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
-					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+1]
-					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+2]
-					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+3]
+					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j30][i1][i2]
+					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+1]
+					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+2]
+					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j30][i1][i2+3]
 					for i3 := range 32 {
-						acc11 := gNetConv2d1BiasPartialRow[i3]
-						acc11 += net_h_1_gradRow2[i3]
-						acc11 += net_h_1_gradRow3[i3]
-						acc11 += net_h_1_gradRow4[i3]
-						acc11 += net_h_1_gradRow5[i3]
-						gNetConv2d1BiasPartialRow[i3] = acc11
+						acc12 := gNetConv2d1BiasPartialRow[i3]
+						acc12 += net_h_1_gradRow2[i3]
+						acc12 += net_h_1_gradRow3[i3]
+						acc12 += net_h_1_gradRow4[i3]
+						acc12 += net_h_1_gradRow5[i3]
+						gNetConv2d1BiasPartialRow[i3] = acc12
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
-					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
+					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j30][i1][i2]
 					for i3 := range 32 {
 						gNetConv2d1BiasPartialRow[i3] += net_h_1_gradRow6[i3]
 					}
@@ -36274,24 +37510,24 @@ func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart8Records holds the free ocannlConvBF16BackwardPart8 records.
-var ocannlConvBF16BackwardPart8Records rt.Records[ocannlConvBF16BackwardPart8]
+// ocannlConvBF16BackwardPart11Records holds the free ocannlConvBF16BackwardPart11 records.
+var ocannlConvBF16BackwardPart11Records rt.Records[ocannlConvBF16BackwardPart11]
 
-// ocannlConvBF16BackwardPart9 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart12 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart9 struct {
+type ocannlConvBF16BackwardPart12 struct {
 	pNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r18 *ocannlConvBF16BackwardPart9) Part(j29 int) {
-	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r22 *ocannlConvBF16BackwardPart12) Part(j32 int) {
+	pNetConv2d1Kernel, scratch := r22.pNetConv2d1Kernel, r22.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 6x48x32.
 	for i0 := range 2 {
 		for i2 := range 6 {
 			for i4 := range 3 {
-				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[i0+2*j29][0][i2][0]), bf16.Operand{
+				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j32][i4][2*i2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[i0+2*j32][0][i2][0]), bf16.Operand{
 					F: &pNetConv2d1Kernel[48*i4],
 					P: &scratch.pNetConv2d1KernelBF162[i4],
 				}, bf16.Shape{
@@ -36310,24 +37546,24 @@ func (r18 *ocannlConvBF16BackwardPart9) Part(j29 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart9Records holds the free ocannlConvBF16BackwardPart9 records.
-var ocannlConvBF16BackwardPart9Records rt.Records[ocannlConvBF16BackwardPart9]
+// ocannlConvBF16BackwardPart12Records holds the free ocannlConvBF16BackwardPart12 records.
+var ocannlConvBF16BackwardPart12Records rt.Records[ocannlConvBF16BackwardPart12]
 
-// ocannlConvBF16BackwardPart10 is the task record of a loop nest of ocannlConvBF16Backward that runs in 3 parts, one
+// ocannlConvBF16BackwardPart13 is the task record of a loop nest of ocannlConvBF16Backward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlConvBF16BackwardPart10 struct {
+type ocannlConvBF16BackwardPart13 struct {
 	gNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 3).
-func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
-	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
+// Part runs part j33 of the nest (0 <= j33 < 3).
+func (r23 *ocannlConvBF16BackwardPart13) Part(j33 int) {
+	gNetConv2d1Kernel, scratch := r23.gNetConv2d1Kernel, r23.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x48x576.
-	bf16.GemmOps(&gNetConv2d1Kernel[48*j30], bf16.Operand{
+	bf16.GemmOps(&gNetConv2d1Kernel[48*j33], bf16.Operand{
 		F: &scratch.net_h_1_grad[0][0][0][0],
 		P: &scratch.net_h_1_gradBF162,
-	}, bf16.Operand{F: &scratch.net_conv2d_1_x[0][j30][0][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_conv2d_1_x[0][j33][0][0]}, bf16.Shape{
 		AK:  1152,
 		AK2: 32,
 		AK3: 192,
@@ -36346,74 +37582,74 @@ func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart10Records holds the free ocannlConvBF16BackwardPart10 records.
-var ocannlConvBF16BackwardPart10Records rt.Records[ocannlConvBF16BackwardPart10]
+// ocannlConvBF16BackwardPart13Records holds the free ocannlConvBF16BackwardPart13 records.
+var ocannlConvBF16BackwardPart13Records rt.Records[ocannlConvBF16BackwardPart13]
 
-// ocannlConvBF16BackwardPart11 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart14 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 rows of net.conv2d#1/x.grad, their margins (see rt.Pool).
-type ocannlConvBF16BackwardPart11 struct {
+type ocannlConvBF16BackwardPart14 struct {
 	scratch *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
-	scratch := r20.scratch
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r24 *ocannlConvBF16BackwardPart14) Part(j34 int) {
+	scratch := r24.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j34][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j34][0][0][0])
 	} else {
-		for j32 := range 2 {
-			for j33 := range 15 {
-				for j34 := range 16 {
-					scratch.net_conv2d_1_x_grad[j32+2*j31][0][j33][j34] = 0
+		for j35 := range 2 {
+			for j36 := range 15 {
+				for j37 := range 16 {
+					scratch.net_conv2d_1_x_grad[j35+2*j34][0][j36][j37] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j35 := range 2 {
-			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j38 := range 2 {
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j38+2*j34][13][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j35 := range 2 {
-			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j38 := range 2 {
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j38+2*j34][13][0][0])
 		}
 	} else {
-		for j36 := range 2 {
-			for j37 := 13; j37 < 15; j37++ {
-				for j38 := range 15 {
-					for j39 := range 16 {
-						scratch.net_conv2d_1_x_grad[j36+2*j31][j37][j38][j39] = 0
+		for j39 := range 2 {
+			for j40 := 13; j40 < 15; j40++ {
+				for j41 := range 15 {
+					for j42 := range 16 {
+						scratch.net_conv2d_1_x_grad[j39+2*j34][j40][j41][j42] = 0
 					}
 				}
 			}
 		}
 	}
-	for j40 := range 2 {
-		for j41 := 1; j41 < 13; j41++ {
-			for j42 := range 16 {
-				scratch.net_conv2d_1_x_grad[j40+2*j31][j41][0][j42] = 0
+	for j43 := range 2 {
+		for j44 := 1; j44 < 13; j44++ {
+			for j45 := range 16 {
+				scratch.net_conv2d_1_x_grad[j43+2*j34][j44][0][j45] = 0
 			}
 		}
 	}
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j43 := range 2 {
-			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j46 := range 2 {
+			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j46+2*j34][1][13][0])
 		}
 	} else if ocannlAVX2 {
-		for j43 := range 2 {
-			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j46 := range 2 {
+			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j46+2*j34][1][13][0])
 		}
 	} else {
-		for j44 := range 2 {
-			for j45 := 1; j45 < 13; j45++ {
-				for j46 := 13; j46 < 15; j46++ {
-					for j47 := range 16 {
-						scratch.net_conv2d_1_x_grad[j44+2*j31][j45][j46][j47] = 0
+		for j47 := range 2 {
+			for j48 := 1; j48 < 13; j48++ {
+				for j49 := 13; j49 < 15; j49++ {
+					for j50 := range 16 {
+						scratch.net_conv2d_1_x_grad[j47+2*j34][j48][j49][j50] = 0
 					}
 				}
 			}
@@ -36421,44 +37657,44 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart11Records holds the free ocannlConvBF16BackwardPart11 records.
-var ocannlConvBF16BackwardPart11Records rt.Records[ocannlConvBF16BackwardPart11]
+// ocannlConvBF16BackwardPart14Records holds the free ocannlConvBF16BackwardPart14 records.
+var ocannlConvBF16BackwardPart14Records rt.Records[ocannlConvBF16BackwardPart14]
 
-// ocannlConvBF16BackwardPart12 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart15 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart12 struct {
+type ocannlConvBF16BackwardPart15 struct {
 	scratch *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
-	scratch := r23.scratch
+// Part runs part j51 of the nest (0 <= j51 < 8).
+func (r27 *ocannlConvBF16BackwardPart15) Part(j51 int) {
+	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j51][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j51][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j51][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j48][i1][i2]
-					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j48][i1+1][i2+1]
-					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
+					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j51][i1][i2]
+					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j51][i1+1][i2+1]
+					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j51][i1][i2]
 					for i3 := range 16 {
-						var r21 float32
+						var r25 float32
 						if 0 < net_conv2d_1_x_1Row3[i3] {
-							r21 = 1
+							r25 = 1
 						}
-						r22 := float32(0)
-						if r21 != 0 {
-							r22 = net_conv2d_1_x_gradRow2[i3]
+						r26 := float32(0)
+						if r25 != 0 {
+							r26 = net_conv2d_1_x_gradRow2[i3]
 						}
-						net_conv2d_1_x_1_gradRow[i3] += r22
+						net_conv2d_1_x_1_gradRow[i3] += r26
 					}
 				}
 			}
@@ -36466,42 +37702,42 @@ func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart12Records holds the free ocannlConvBF16BackwardPart12 records.
-var ocannlConvBF16BackwardPart12Records rt.Records[ocannlConvBF16BackwardPart12]
+// ocannlConvBF16BackwardPart15Records holds the free ocannlConvBF16BackwardPart15 records.
+var ocannlConvBF16BackwardPart15Records rt.Records[ocannlConvBF16BackwardPart15]
 
-// ocannlConvBF16BackwardPart13 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart16 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart13 struct {
+type ocannlConvBF16BackwardPart16 struct {
 	scratch                *ocannlConvBF16BackwardScratch
 	gNetConv2d2BiasPartial [8][16]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
-	scratch, gNetConv2d2BiasPartial := r24.scratch, &r24.gNetConv2d2BiasPartial
-	gNetConv2d2BiasPartial[j49] = [16]float32{}
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r28 *ocannlConvBF16BackwardPart16) Part(j52 int) {
+	scratch, gNetConv2d2BiasPartial := r28.scratch, &r28.gNetConv2d2BiasPartial
+	gNetConv2d2BiasPartial[j52] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j52][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j52][0], &scratch.net_conv2d_1_x_1_grad[2*j52][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j49]
+		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j52]
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := 0; i2 < 12; i2 += 4 {
-					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2]
-					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+1]
-					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+2]
-					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+3]
+					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2]
+					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+1]
+					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+2]
+					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j52][i1][i2+3]
 					for i3 := range 16 {
-						acc13 := gNetConv2d2BiasPartialRow[i3]
-						acc13 += net_conv2d_1_x_1_gradRow2[i3]
-						acc13 += net_conv2d_1_x_1_gradRow3[i3]
-						acc13 += net_conv2d_1_x_1_gradRow4[i3]
-						acc13 += net_conv2d_1_x_1_gradRow5[i3]
-						gNetConv2d2BiasPartialRow[i3] = acc13
+						acc14 := gNetConv2d2BiasPartialRow[i3]
+						acc14 += net_conv2d_1_x_1_gradRow2[i3]
+						acc14 += net_conv2d_1_x_1_gradRow3[i3]
+						acc14 += net_conv2d_1_x_1_gradRow4[i3]
+						acc14 += net_conv2d_1_x_1_gradRow5[i3]
+						gNetConv2d2BiasPartialRow[i3] = acc14
 					}
 				}
 			}
@@ -36509,22 +37745,263 @@ func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart13Records holds the free ocannlConvBF16BackwardPart13 records.
-var ocannlConvBF16BackwardPart13Records rt.Records[ocannlConvBF16BackwardPart13]
+// ocannlConvBF16BackwardPart16Records holds the free ocannlConvBF16BackwardPart16 records.
+var ocannlConvBF16BackwardPart16Records rt.Records[ocannlConvBF16BackwardPart16]
 
-// ocannlConvBF16BackwardPart14 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart17 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart14 struct {
-	scratch                  *ocannlConvBF16BackwardScratch
-	gNetConv2d2KernelPartial [8][16][3][3][3]float32
+type ocannlConvBF16BackwardPart17 struct {
+	pNetConv2d2Kernel *[2304]float32
+	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r25 *ocannlConvBF16BackwardPart14) Part(j51 int) {
-	scratch, gNetConv2d2KernelPartial := r25.scratch, &r25.gNetConv2d2KernelPartial
-	gNetConv2d2KernelPartial[j51] = [16][3][3][3]float32{}
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r29 *ocannlConvBF16BackwardPart17) Part(j54 int) {
+	pNetConv2d2Kernel, scratch := r29.pNetConv2d2Kernel, r29.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 288x16x144.
+	bf16.GemmOps(&scratch.net_conv2d_2_x_grad[2*j54][1][1][0], scratch.net_conv2d_1_x_1_gradBF16.At(&scratch.net_conv2d_1_x_1_grad[2*j54][0][0][0], [4]int{0, -1, -1, 0}), bf16.Operand{
+		F: &pNetConv2d2Kernel[128],
+		P: &scratch.pNetConv2d2KernelBF162,
+	}, bf16.Shape{
+		AK:  1,
+		AK2: 16,
+		AK3: 256,
+		AM:  256,
+		AM2: 16,
+		AM3: 4096,
+		BK:  144,
+		BK2: -16,
+		BK3: -48,
+		BN:  1,
+		CM:  240,
+		CM2: 16,
+		CM3: 3600,
+		CN:  1,
+		K:   16,
+		K2:  3,
+		K3:  3,
+		M:   12,
+		M2:  12,
+		M3:  2,
+		N:   16,
+	})
+}
+
+// ocannlConvBF16BackwardPart17Records holds the free ocannlConvBF16BackwardPart17 records.
+var ocannlConvBF16BackwardPart17Records rt.Records[ocannlConvBF16BackwardPart17]
+
+// ocannlConvBF16BackwardPart18 is the task record of a loop nest of ocannlConvBF16Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
+type ocannlConvBF16BackwardPart18 struct {
+	gNetConv2d2Kernel *[2304]float32
+	scratch           *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j55 of the nest (0 <= j55 < 3).
+func (r30 *ocannlConvBF16BackwardPart18) Part(j55 int) {
+	gNetConv2d2Kernel, scratch := r30.gNetConv2d2Kernel, r30.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x48x2304.
+	bf16.GemmOps(&gNetConv2d2Kernel[48*j55], bf16.Operand{
+		F: &scratch.net_conv2d_1_x_1_grad[0][0][0][0],
+		P: &scratch.net_conv2d_1_x_1_gradBF162,
+	}, bf16.Operand{F: &scratch.net_conv2d_2_x[0][j55][0][0]}, bf16.Shape{
+		AK:  2304,
+		AK2: 16,
+		AK3: 192,
+		AM:  1,
+		BK:  3600,
+		BK2: 16,
+		BK3: 240,
+		BN:  1,
+		CM:  144,
+		CN:  1,
+		K:   16,
+		K2:  12,
+		K3:  12,
+		M:   16,
+		N:   48,
+	})
+}
+
+// ocannlConvBF16BackwardPart18Records holds the free ocannlConvBF16BackwardPart18 records.
+var ocannlConvBF16BackwardPart18Records rt.Records[ocannlConvBF16BackwardPart18]
+
+// ocannlConvBF16BackwardPart19 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 rows of net.conv2d#2/x.grad, their margins (see rt.Pool).
+type ocannlConvBF16BackwardPart19 struct {
+	scratch *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j56 of the nest (0 <= j56 < 8).
+func (r31 *ocannlConvBF16BackwardPart19) Part(j56 int) {
+	scratch := r31.scratch
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_conv2d_2_x_grad[2*j56][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_conv2d_2_x_grad[2*j56][0][0][0])
+	} else {
+		for j57 := range 2 {
+			for j58 := range 15 {
+				for j59 := range 16 {
+					scratch.net_conv2d_2_x_grad[j57+2*j56][0][j58][j59] = 0
+				}
+			}
+		}
+	}
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j60 := range 2 {
+			ocannlMap49AVX512(&scratch.net_conv2d_2_x_grad[j60+2*j56][13][0][0])
+		}
+	} else if ocannlAVX2 {
+		for j60 := range 2 {
+			ocannlMap49AVX2(&scratch.net_conv2d_2_x_grad[j60+2*j56][13][0][0])
+		}
+	} else {
+		for j61 := range 2 {
+			for j62 := 13; j62 < 15; j62++ {
+				for j63 := range 15 {
+					for j64 := range 16 {
+						scratch.net_conv2d_2_x_grad[j61+2*j56][j62][j63][j64] = 0
+					}
+				}
+			}
+		}
+	}
+	for j65 := range 2 {
+		for j66 := 1; j66 < 13; j66++ {
+			for j67 := range 16 {
+				scratch.net_conv2d_2_x_grad[j65+2*j56][j66][0][j67] = 0
+			}
+		}
+	}
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j68 := range 2 {
+			ocannlMap50AVX512(&scratch.net_conv2d_2_x_grad[j68+2*j56][1][13][0])
+		}
+	} else if ocannlAVX2 {
+		for j68 := range 2 {
+			ocannlMap50AVX2(&scratch.net_conv2d_2_x_grad[j68+2*j56][1][13][0])
+		}
+	} else {
+		for j69 := range 2 {
+			for j70 := 1; j70 < 13; j70++ {
+				for j71 := 13; j71 < 15; j71++ {
+					for j72 := range 16 {
+						scratch.net_conv2d_2_x_grad[j69+2*j56][j70][j71][j72] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBF16BackwardPart19Records holds the free ocannlConvBF16BackwardPart19 records.
+var ocannlConvBF16BackwardPart19Records rt.Records[ocannlConvBF16BackwardPart19]
+
+// ocannlConvBF16BackwardPart20 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBF16BackwardPart20 struct {
+	scratch *ocannlConvBF16BackwardScratch
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r34 *ocannlConvBF16BackwardPart20) Part(j73 int) {
+	scratch := r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap51AVX512(&scratch.net_conv2d_2_x_1_grad[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_1[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_grad[i0+2*j73][1][1][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlMap51AVX2(&scratch.net_conv2d_2_x_1_grad[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_1[i0+2*j73][0][0][0], &scratch.net_conv2d_2_x_grad[i0+2*j73][1][1][0])
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_x_1Row3 := &scratch.net_conv2d_2_x_1[i0+2*j73][i1][i2]
+					net_conv2d_2_x_gradRow2 := &scratch.net_conv2d_2_x_grad[i0+2*j73][i1+1][i2+1]
+					net_conv2d_2_x_1_gradRow := &scratch.net_conv2d_2_x_1_grad[i0+2*j73][i1][i2]
+					for i3 := range 16 {
+						var r32 float32
+						if 0 < net_conv2d_2_x_1Row3[i3] {
+							r32 = 1
+						}
+						r33 := float32(0)
+						if r32 != 0 {
+							r33 = net_conv2d_2_x_gradRow2[i3]
+						}
+						net_conv2d_2_x_1_gradRow[i3] += r33
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBF16BackwardPart20Records holds the free ocannlConvBF16BackwardPart20 records.
+var ocannlConvBF16BackwardPart20Records rt.Records[ocannlConvBF16BackwardPart20]
+
+// ocannlConvBF16BackwardPart21 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBF16BackwardPart21 struct {
+	scratch                *ocannlConvBF16BackwardScratch
+	gNetConv2d3BiasPartial [8][16]float32
+}
+
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r35 *ocannlConvBF16BackwardPart21) Part(j74 int) {
+	scratch, gNetConv2d3BiasPartial := r35.scratch, &r35.gNetConv2d3BiasPartial
+	gNetConv2d3BiasPartial[j74] = [16]float32{}
+	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce25AVX512(&gNetConv2d3BiasPartial[j74][0], &scratch.net_conv2d_2_x_1_grad[2*j74][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce25AVX2(&gNetConv2d3BiasPartial[j74][0], &scratch.net_conv2d_2_x_1_grad[2*j74][0][0][0])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		gNetConv2d3BiasPartialRow := &gNetConv2d3BiasPartial[j74]
+		for i0 := range 2 {
+			for i1 := range 12 {
+				for i2 := 0; i2 < 12; i2 += 4 {
+					net_conv2d_2_x_1_gradRow2 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2]
+					net_conv2d_2_x_1_gradRow3 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+1]
+					net_conv2d_2_x_1_gradRow4 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+2]
+					net_conv2d_2_x_1_gradRow5 := &scratch.net_conv2d_2_x_1_grad[i0+2*j74][i1][i2+3]
+					for i3 := range 16 {
+						acc16 := gNetConv2d3BiasPartialRow[i3]
+						acc16 += net_conv2d_2_x_1_gradRow2[i3]
+						acc16 += net_conv2d_2_x_1_gradRow3[i3]
+						acc16 += net_conv2d_2_x_1_gradRow4[i3]
+						acc16 += net_conv2d_2_x_1_gradRow5[i3]
+						gNetConv2d3BiasPartialRow[i3] = acc16
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlConvBF16BackwardPart21Records holds the free ocannlConvBF16BackwardPart21 records.
+var ocannlConvBF16BackwardPart21Records rt.Records[ocannlConvBF16BackwardPart21]
+
+// ocannlConvBF16BackwardPart22 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlConvBF16BackwardPart22 struct {
+	scratch                  *ocannlConvBF16BackwardScratch
+	gNetConv2d3KernelPartial [8][16][3][3][3]float32
+}
+
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r36 *ocannlConvBF16BackwardPart22) Part(j76 int) {
+	scratch, gNetConv2d3KernelPartial := r36.scratch, &r36.gNetConv2d3KernelPartial
+	gNetConv2d3KernelPartial[j76] = [16][3][3][3]float32{}
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x27x288.
-	bf16.Gemm(&gNetConv2d2KernelPartial[j51][0][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j51][0][0][0], &scratch.imagesPad[2*j51][0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetConv2d3KernelPartial[j76][0][0][0][0], &scratch.net_conv2d_2_x_1_grad[2*j76][0][0][0], &scratch.imagesPad[2*j76][0][0][0], bf16.Shape{
 		AK:  192,
 		AK2: 16,
 		AK3: 2304,
@@ -36532,22 +38009,22 @@ func (r25 *ocannlConvBF16BackwardPart14) Part(j51 int) {
 		BK:  45,
 		BK2: 3,
 		BK3: 675,
-		BN:  1,
-		BN2: 45,
+		BN:  45,
+		BN2: 1,
 		CM:  27,
-		CN:  1,
-		CN2: 9,
+		CN:  9,
+		CN2: 1,
 		K:   12,
 		K2:  12,
 		K3:  2,
 		M:   16,
-		N:   9,
-		N2:  3,
+		N:   3,
+		N2:  9,
 	})
 }
 
-// ocannlConvBF16BackwardPart14Records holds the free ocannlConvBF16BackwardPart14 records.
-var ocannlConvBF16BackwardPart14Records rt.Records[ocannlConvBF16BackwardPart14]
+// ocannlConvBF16BackwardPart22Records holds the free ocannlConvBF16BackwardPart22 records.
+var ocannlConvBF16BackwardPart22Records rt.Records[ocannlConvBF16BackwardPart22]
 
 // An "invalid array index" compiler error here means that a constant the
 // kernels above were specialized for has changed: re-run ocannlgen.

@@ -116,40 +116,55 @@ func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 1152,1 A 3600,1 B 1,144.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=16 N=16 K=48 (4x4 tile); strides C 2304,1 A 3600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=2 N=10 K=1152 (4x4 tile); strides C 10,1 A 1152,1 B 1,1152.
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=16 N=32 K=48 (4x4 tile); strides C 1152,1 A 3600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 broadcast kernel, M=10 N=192 K=16 (14x32 tile); strides C 1152,1 A 1,10 B 1152,1.
+// ocannlGemm22AVX512 runs a float32 dot kernel, M=2 N=10 K=1152 (4x4 tile); strides C 10,1 A 1152,1 B 1,1152.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (14x32 tile); strides C 1152,1 A 10,1 B 1152,1.
+// ocannlGemm23AVX512 runs a float32 broadcast kernel, M=10 N=192 K=16 (14x32 tile); strides C 1152,1 A 1,10 B 1152,1.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (14x32 tile); strides C 480,1 A 192,1 B 144,1.
+// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (14x32 tile); strides C 1152,1 A 10,1 B 1152,1.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (14x32 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
+// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (14x32 tile); strides C 480,1 A 192,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=16 N=9 K=12 (14x32 tile); strides C 27,1 A 1,192 B 45,1.
+// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (14x32 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm27AVX512 runs a float32 broadcast kernel, M=12 N=48 K=16 (14x32 tile); strides C 240,1 A 192,1 B 144,1.
+//
+//go:noescape
+func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm28AVX512 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (14x32 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
+//
+//go:noescape
+func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm29AVX512 runs a float32 broadcast kernel, M=16 N=9 K=12 (14x32 tile); strides C 27,1 A 1,192 B 45,1.
+//
+//go:noescape
+func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,x1).
 //
@@ -641,40 +656,55 @@ func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 1152,1 A 3600,1 B 1,144.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=16 N=16 K=48 (3x3 tile); strides C 2304,1 A 3600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=2 N=10 K=1152 (3x3 tile); strides C 10,1 A 1152,1 B 1,1152.
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=16 N=32 K=48 (3x3 tile); strides C 1152,1 A 3600,1 B 1,144.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX2 runs a float32 broadcast kernel, M=10 N=192 K=16 (6x16 tile); strides C 1152,1 A 1,10 B 1152,1.
+// ocannlGemm22AVX2 runs a float32 dot kernel, M=2 N=10 K=1152 (3x3 tile); strides C 10,1 A 1152,1 B 1,1152.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX2 runs a float32 broadcast kernel, M=16 N=192 K=10 (6x16 tile); strides C 1152,1 A 10,1 B 1152,1.
+// ocannlGemm23AVX2 runs a float32 broadcast kernel, M=10 N=192 K=16 (6x16 tile); strides C 1152,1 A 1,10 B 1152,1.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=6 N=48 K=32 (6x16 tile); strides C 480,1 A 192,1 B 144,1.
+// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=16 N=192 K=10 (6x16 tile); strides C 1152,1 A 10,1 B 1152,1.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (6x16 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
+// ocannlGemm25AVX2 runs a float32 broadcast kernel, M=6 N=48 K=32 (6x16 tile); strides C 480,1 A 192,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX2 runs a float32 broadcast kernel, M=16 N=9 K=12 (6x16 tile); strides C 27,1 A 1,192 B 45,1.
+// ocannlGemm26AVX2 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (6x16 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm27AVX2 runs a float32 broadcast kernel, M=12 N=48 K=16 (6x16 tile); strides C 240,1 A 192,1 B 144,1.
+//
+//go:noescape
+func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm28AVX2 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (6x16 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
+//
+//go:noescape
+func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm29AVX2 runs a float32 broadcast kernel, M=16 N=9 K=12 (6x16 tile); strides C 27,1 A 1,192 B 45,1.
+//
+//go:noescape
+func ocannlGemm29AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,x1).
 //

@@ -147,6 +147,21 @@ func ocannlGemm26AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
 }
 
+// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
+}
+
+// ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm28AVX512 called without assembly")
+}
+
+// ocannlGemm29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm29AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -446,6 +461,15 @@ func ocannlGemm25AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm25AVX2 cal
 
 // ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm26AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
+
+// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
+
+// ocannlGemm28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm28AVX2 called without assembly") }
+
+// ocannlGemm29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm29AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

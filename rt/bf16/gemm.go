@@ -82,7 +82,12 @@ const (
 //	C[m*CM + m2*CM2 + m3*CM3 + n*CN + n2*CN2] (+)= sum over k3 < K3, k2 < K2, k < K of
 //	    A[m*AM + m2*AM2 + m3*AM3 + k3*AK3 + k2*AK2 + k*AK] * B[n*BN + n2*BN2 + k3*BK3 + k2*BK2 + k*BK]
 //
-// with offsets in elements from the pointers Gemm gets. K2, K3, N2, M2
+// with offsets in elements from the pointers Gemm gets. B's reduction
+// strides BK, BK2 and BK3 may be negative (a flipped kernel: a
+// transposed convolution run as a gather, the flipped kernel over the
+// padded output gradient), when C is contiguous along n or not along m
+// (Gemm does not swap the operands); every other stride is
+// non-negative. K2, K3, N2, M2
 // and M3 of 0 mean 1 (no such axis). The reduction runs k3, k2, then k
 // innermost. Overwrite stores the sums instead of adding them to C. The
 // cells of C must be distinct (no two (m, m2, m3, n, n2) at one offset).
@@ -98,6 +103,11 @@ type Shape struct {
 	M2, CM2, AM2           int
 	M3, CM3, AM3           int
 	Overwrite              bool
+	// bOff (set by norm) is the offset of B's pointer from the lowest
+	// element the shape reaches when B has negative reduction strides:
+	// B's slice starts bOff elements before the pointer, and kOffsets
+	// adds bOff to B's offsets.
+	bOff int
 }
 
 // norm sets the absent axes to 1 and swaps the operands when C is
@@ -110,7 +120,26 @@ func (s Shape) norm() Shape {
 		s.CM, s.CN = s.CN, s.CM
 		s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BK, s.BK2, s.BK3 = s.BN, s.BK, s.BK2, s.BK3, s.AM, s.AK, s.AK2, s.AK3
 	}
+	s.bOff = 0
+	for _, x := range [][2]int{{s.K, s.BK}, {s.K2, s.BK2}, {s.K3, s.BK3}} {
+		if x[1] < 0 && x[0] > 1 {
+			s.bOff -= (x[0] - 1) * x[1]
+		}
+	}
+	if s.AK < 0 || s.AK2 < 0 || s.AK3 < 0 {
+		panic(fmt.Sprintf("bf16: negative reduction strides of A (or of B in a shape whose operands swap): %+v", s))
+	}
 	return s
+}
+
+// bPtr is B's pointer p moved to the lowest element s (normalized)
+// reaches: where B's slice starts.
+func bPtr[T float32 | uint16](p *T, s *Shape) *T {
+	if s.bOff == 0 || p == nil {
+		return p
+	}
+	var z T
+	return (*T)(unsafe.Add(unsafe.Pointer(p), -s.bOff*int(unsafe.Sizeof(z))))
 }
 
 // swapped reports whether norm swaps the operands (never with row
@@ -125,9 +154,10 @@ func (s Shape) Flops() int {
 }
 
 // spans are the number of elements of C, A and B that s reaches from
-// their pointers (one past the largest offset).
+// their pointers (one past the largest offset; for a B with negative
+// strides, from the lowest element it reaches: bPtr).
 func (s Shape) spans() (c, a, b int) {
-	e := func(n, st int) int { return max(n-1, 0) * st }
+	e := func(n, st int) int { return max(n-1, 0) * max(st, -st) }
 	c = e(s.M, s.CM) + e(s.M2, s.CM2) + e(s.M3, s.CM3) + e(s.N, s.CN) + e(s.N2, s.CN2) + 1
 	a = e(s.M, s.AM) + e(s.M2, s.AM2) + e(s.M3, s.AM3) + e(s.K, s.AK) + e(s.K2, s.AK2) + e(s.K3, s.AK3) + 1
 	b = e(s.N, s.BN) + e(s.N2, s.BN2) + e(s.K, s.BK) + e(s.K2, s.BK2) + e(s.K3, s.BK3) + 1
@@ -297,9 +327,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	switch {
 	case pb != nil:
 	case bo.H != nil:
-		bh = unsafe.Slice(bo.H, bn)
+		bh = unsafe.Slice(bPtr(bo.H, &s), bn)
 	default:
-		bs = unsafe.Slice(bo.F, bn)
+		bs = unsafe.Slice(bPtr(bo.F, &s), bn)
 	}
 	mr, nr := mrYMM, nrYMM
 	if t >= AVX512 {
@@ -403,6 +433,9 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						from := 0
 						if bfPairs && hasAsmPack {
 							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
+							if from == 0 {
+								from = packAFew(bufA[:], rowWords, as, m0, rows, &s, oa, sc)
+							}
 						}
 						if 2*from < kb {
 							packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
@@ -483,12 +516,19 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shap
 			}
 		}
 		if bh != nil {
-			packB16(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, bfPairs)
+			from := 0
+			if bfPairs && hasAsmPack {
+				from = packBH(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, s)
+			}
+			packB16(dst[j*steps+from*pw:(j+pw)*steps], bh, colB[:pw], offB[2*from:], bfPairs)
 			continue
 		}
 		from := 0
 		if bfPairs && hasAsmPack {
 			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
+			if from == 0 {
+				from = packBGroups(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB)
+			}
 		}
 		if 2*from < len(offB) {
 			packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
@@ -715,7 +755,7 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 		return
 	}
 	_, _, bn := s.spans()
-	bs := unsafe.Slice(bp, bn)
+	bs := unsafe.Slice(bPtr(bp, &s), bn)
 	nr := nrYMM
 	if t >= AVX512 {
 		nr = nrZMM
@@ -882,7 +922,7 @@ func kOffsets(s *Shape, k0, kb int, offA, offB []int) {
 	k3 := k0 / (s.K * s.K2)
 	for i := range kb {
 		offA[i] = k3*s.AK3 + k2*s.AK2 + k*s.AK
-		offB[i] = k3*s.BK3 + k2*s.BK2 + k*s.BK
+		offB[i] = k3*s.BK3 + k2*s.BK2 + k*s.BK + s.bOff
 		if k++; k == s.K {
 			k = 0
 			if k2++; k2 == s.K2 {

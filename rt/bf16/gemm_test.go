@@ -41,6 +41,9 @@ func layouts() []layout {
 	add("oddruns", Shape{M: 20, N: 35, K: 9, CM: 35, CN: 1, AM: 40, AK: 1, BK: 1, BN: 50, K2: 4, AK2: 10, BK2: 12})
 	add("k3", Shape{M: 17, N: 19, K: 5, CM: 19, CN: 1, AM: 5, AK: 1, BK: 19, BN: 1, K2: 3, AK2: 17 * 5, BK2: 19 * 5, K3: 4, AK3: 17 * 15, BK3: 19 * 15, Overwrite: true})
 	add("n2", Shape{M: 16, N: 3, K: 50, CM: 9, CN: 3, AM: 1, AK: 16, BK: 9, BN: 3, N2: 3, CN2: 1, BN2: 1})
+	// Columns in groups of 9 contiguous ones (the first convolution's
+	// kernel gradient: 3 kernel columns x 3 channels, 3 kernel rows).
+	add("n2groups", Shape{M: 16, N: 3, K: 40, CM: 27, CN: 9, AM: 1, AK: 16, BK: 70, BN: 21, N2: 9, CN2: 1, BN2: 1, Overwrite: true})
 	for m := 1; m <= 15; m++ { // every tile height
 		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
 	}
@@ -77,13 +80,14 @@ func layouts() []layout {
 // emulate is the documented order in plain loops, from the rounded
 // operands: independent of the packing and the kernels.
 func emulate(c, a, b []float32, s Shape) {
+	bz := s.norm().bOff // b[0] is the lowest element (negative strides)
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
 	kt := s.K * s.K2 * s.K3
 	ao := func(arow, r int) int {
 		return arow + r/(s.K*s.K2)*s.AK3 + r/s.K%s.K2*s.AK2 + r%s.K*s.AK
 	}
 	bo := func(n, n2, r int) int {
-		return n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
+		return bz + n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
 	}
 	for _, row := range rowOffsets(s) {
 		arow, crow := row[0], row[1]
@@ -111,6 +115,7 @@ func emulate(c, a, b []float32, s Shape) {
 // reference is the float64 sum of each cell's products and of their
 // magnitudes, from the rounded operands (round) or the float32 ones.
 func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
+	bz := s.norm().bOff
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
 	sum, mag = make([]float64, len(c0)), make([]float64, len(c0))
 	for i, x := range c0 {
@@ -133,7 +138,7 @@ func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
 				for k3 := range s.K3 {
 					for k2 := range s.K2 {
 						for k := range s.K {
-							p := r(a[arow+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
+							p := r(a[arow+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[bz+n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
 							sum[ci] += p
 							mag[ci] += math.Abs(p)
 						}

@@ -35,6 +35,15 @@ func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
 const hasAsmPack = true
 
 //go:noescape
+func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
+
+//go:noescape
+func pairsH16(dst *uint32, src *uint16, ld int, pairs int)
+
+//go:noescape
+func pairsH32(dst *uint32, src *uint16, ld int, pairs int)
+
+//go:noescape
 func cvtN(dst *uint16, src *float32, n int)
 
 //go:noescape

@@ -7463,6 +7463,96 @@ cvtPairs32_done:
 	VZEROUPPER
 	RET
 
+// func cvtPairs16m(dst *uint32, ldd int, src *float32, ld int, pairs int, mask int)
+// cvtPairs16 on the columns of mask's low 16 bits only (masked loads
+// and stores: nothing else is read or written), dst advancing ldd bytes
+// a pair: the rows of an A contiguous along m that has fewer than 16,
+// a group of contiguous columns of a B panel.
+TEXT ·cvtPairs16m(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), DX
+	MOVQ pairs+32(FP), CX
+	MOVQ mask+40(FP), AX
+	KMOVW AX, K1
+	TESTQ CX, CX
+	JZ cvtPairs16m_done
+cvtPairs16m_loop:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (SI)(DX*1), K1, Z2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
+	VPMOVZXWD Y1, Z1
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, K1, (DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ R8, DI
+	DECQ CX
+	JNZ cvtPairs16m_loop
+cvtPairs16m_done:
+	VZEROUPPER
+	RET
+
+// func pairsH16(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs16 from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst 16 words a
+// pair.
+TEXT ·pairsH16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ pairsH16_done
+pairsH16_loop:
+	VPMOVZXWD 0(SI), Z1
+	VPMOVZXWD 0(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ pairsH16_loop
+pairsH16_done:
+	VZEROUPPER
+	RET
+
+// func pairsH32(dst *uint32, src *uint16, ld int, pairs int)
+// cvtPairs32 from values already converted to bf16 (bf16.Converted):
+// for each pair, rows src and src+ld bytes, the word of column c is
+// row0[c] | row1[c]<<16; src advances 2*ld bytes and dst 32 words a
+// pair.
+TEXT ·pairsH32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ pairsH32_done
+pairsH32_loop:
+	VPMOVZXWD 0(SI), Z1
+	VPMOVZXWD 0(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	VPMOVZXWD 32(SI), Z1
+	VPMOVZXWD 32(SI)(DX*1), Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 64(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ pairsH32_loop
+pairsH32_done:
+	VZEROUPPER
+	RET
+
 // func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)
 // Transposes blocks blocks of 16x16 words: for block j, pair i < 16 and
 // row r < rows, the word src[(16j+i)*16 + r] goes to dst + r*ldd bytes,

@@ -15,6 +15,12 @@ func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this 
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = false
 
+func cvtPairs16m(*uint32, int, *float32, int, int, int) { panic("bf16: no assembly in this build") }
+
+func pairsH16(*uint32, *uint16, int, int) { panic("bf16: no assembly in this build") }
+
+func pairsH32(*uint32, *uint16, int, int) { panic("bf16: no assembly in this build") }
+
 func cvtN(*uint16, *float32, int) { panic("bf16: no assembly in this build") }
 
 func transpose16(*uint32, int, *uint32, int, int) { panic("bf16: no assembly in this build") }
